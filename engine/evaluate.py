@@ -1,0 +1,155 @@
+"""Evaluation of a scenario: its topology summary and a permutation-traffic test.
+
+The permutation test is the classic probe of a fabric's routing: every GPU sends to one GPU
+on another server at once. On a non-blocking fabric with perfect load balance every flow gets
+line rate; static ECMP hash collisions, oversubscription and failures show up as flows below
+it. Results are plain dicts of numbers (SI units, fractions) ready for JSON, the CLI and the UI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import numpy as np
+
+from engine.catalog import Catalog, default_catalog
+from engine.flows import link_loads, max_min_rates
+from engine.model import Scenario
+from engine.routing import Router
+from engine.topology.expand import NODE_SWITCH, NVLINK_BUNDLE, Fabric, describe_link, expand
+from engine.traffic import permutation
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    if values.size == 0:
+        return {"min": 0.0, "mean": 0.0, "max": 0.0}
+    return {"min": float(values.min()), "mean": float(values.mean()), "max": float(values.max())}
+
+
+def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
+    """The tier pair a link belongs to, e.g. ``leaf->spine`` or ``nvlink``."""
+    if bundle == NVLINK_BUNDLE:
+        return "nvlink"
+    b = fabric.scenario.bundles[bundle]
+    ta, tb = fabric.scenario.group(b.a).tier, fabric.scenario.group(b.b).tier
+    return f"{ta}->{tb}" if upward else f"{tb}->{ta}"
+
+
+def topology_summary(fabric: Fabric) -> dict[str, Any]:
+    """GPUs, servers, switches per tier, cables per bundle, bisection and oversubscription."""
+    s = fabric.scenario
+    switches: dict[str, int] = {}
+    for g in s.groups:
+        if g.kind == "switch":
+            switches[g.tier] = switches.get(g.tier, 0) + g.count
+    cables = {b.id: int(fabric.bundle_cables[i]) for i, b in enumerate(s.bundles)}
+    up = fabric.link_upward & fabric.network_link_mask()
+    tiers_order = ["server", "leaf", "spine", "core"]
+    capacity_up: dict[str, float] = {}
+    for i, b in enumerate(s.bundles):
+        lower = s.group(b.a).tier
+        mask = up & (fabric.link_bundle == i)
+        capacity_up[lower] = capacity_up.get(lower, 0.0) + float(fabric.link_capacity[mask].sum())
+    oversubscription = {}
+    for lower, upper in itertools.pairwise(tiers_order):
+        if capacity_up.get(lower) and capacity_up.get(upper):
+            oversubscription[upper] = capacity_up[lower] / capacity_up[upper]
+    cuts = [v for v in capacity_up.values() if v > 0]
+    return {
+        "name": s.metadata.name,
+        "gpus": fabric.n_gpus,
+        "servers": fabric.n_servers,
+        "switches": switches,
+        "switches_total": int(np.count_nonzero(fabric.node_kind == NODE_SWITCH)),
+        "cables": cables,
+        "cables_total": int(fabric.bundle_cables.sum()),
+        "cables_working": int(fabric.bundle_cables_up.sum()),
+        "directed_links": fabric.n_links,
+        "endpoint_bandwidth_Bps": float(fabric.gpu_line_rate.sum()),
+        "bisection_bandwidth_Bps": min(cuts) / 2 if cuts else 0.0,
+        "oversubscription": oversubscription,
+    }
+
+
+def permutation_test(
+    fabric: Fabric, router: Router | None = None, seed: int | None = None
+) -> dict[str, Any]:
+    """Throughput of every flow of a random permutation, as a fraction of its NIC's line rate."""
+    s = fabric.scenario
+    router = router or Router(fabric)
+    src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    src, dst = src[cross], dst[cross]
+    t0 = time.perf_counter()
+    routed = router.route(src, dst, s.routing, connection_bytes=s.workload.message_bytes)
+    t_route = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rates = max_min_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
+    )
+    t_solve = time.perf_counter() - t0
+    per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
+    line_rate = fabric.gpu_line_rate[src]
+    line_rate = np.where(line_rate > 0, line_rate, np.max(fabric.gpu_line_rate))
+    reached = np.setdiff1d(np.arange(routed.n_connections), routed.unreachable)
+    fraction = per_conn[reached] / line_rate[reached]
+    loads = link_loads(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, rates, fabric.n_links
+    )
+    util = loads / fabric.link_capacity
+    # Flows whose path climbs above the leaf tier: more than two network hops.
+    network = fabric.link_bundle[routed.entry_link] != NVLINK_BUNDLE
+    hops = np.add.reduceat(np.where(network, routed.entry_weight, 0.0), routed.flow_ptr[:-1])
+    conn_hops = np.zeros(routed.n_connections)
+    np.maximum.at(conn_hops, routed.connection, hops)
+    cross_leaf = conn_hops[reached] > 2 + 1e-9
+    per_tier: dict[str, dict[str, float]] = {}
+    labels = {}
+    for b in range(-1, len(s.bundles)):
+        for upward in (True, False):
+            mask = (fabric.link_bundle == b) & (fabric.link_upward == upward)
+            if np.any(mask):
+                label = tier_label(fabric, b, upward)
+                labels[label] = mask if label not in labels else labels[label] | mask
+    for label, mask in labels.items():
+        u = util[mask]
+        per_tier[label] = {
+            **_stats(u),
+            "links": int(mask.sum()),
+            "idle_fraction": float(np.mean(u <= 1e-12)),
+        }
+    hottest = np.argsort(util)[::-1][:10]
+    return {
+        "connections": int(routed.n_connections),
+        "flows": int(routed.n_flows),
+        "unreachable": int(routed.unreachable.size),
+        "routing": s.routing.mode,
+        "flows_per_connection": int(s.routing.flows_per_connection),
+        "throughput_fraction": _stats(fraction),
+        "cross_leaf_throughput_fraction": _stats(fraction[cross_leaf]),
+        "cross_leaf_connections": int(cross_leaf.sum()),
+        "below_99pct_fraction": float(np.mean(fraction < 0.99)) if fraction.size else 0.0,
+        "aggregate_throughput_Bps": float(per_conn.sum()),
+        "mean_path_latency_s": float(routed.latency.mean()) if routed.latency.size else 0.0,
+        "link_utilization": per_tier,
+        "hottest_links": [
+            {"link": describe_link(fabric, int(i)), "utilization": float(util[i])}
+            for i in hottest
+            if util[i] > 0
+        ],
+        "route_s": t_route,
+        "solve_s": t_solve,
+    }
+
+
+def evaluate(scenario: Scenario, catalog: Catalog | None = None) -> dict[str, Any]:
+    """Expand, route and probe a scenario; raises `ScenarioError` for a broken one."""
+    t0 = time.perf_counter()
+    fabric = expand(scenario, catalog or default_catalog())
+    t_expand = time.perf_counter() - t0
+    report = {"topology": topology_summary(fabric), "permutation": permutation_test(fabric)}
+    report["warnings"] = [str(w) for w in fabric.warnings]
+    report["expand_s"] = t_expand
+    return report

@@ -1,0 +1,437 @@
+"""Expansion of a grouped scenario into the flat arrays the routing and flow kernels use.
+
+Nodes are GPUs (each GPU owns the NIC of its rail and is a network endpoint), one NVLink
+switch per server (the scale-up domain) and every fabric switch. A full-duplex cable becomes
+two directed links. Capacities are in bytes/s after header efficiency, latencies in seconds
+(propagation plus the forwarding latency of the receiving switch, and NIC latency at each
+endpoint). The expansion also checks what a real build would hit: more cables on a switch than
+it has ports at that speed, more cables on a NIC than its ports, GPUs that cannot reach each
+other. Problems name the group or bundle; the arrays are never built from a broken scenario.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.catalog import Catalog, default_catalog
+from engine.errors import Problem, ScenarioError
+from engine.graph_kernels import component_labels
+from engine.model import DeviceGroup, LinkBundle, Scenario
+from engine.validation import check_structure, group_where, members
+
+NODE_GPU, NODE_NVSWITCH, NODE_SWITCH = 0, 1, 2
+NVLINK_BUNDLE = -1
+
+
+@dataclass
+class Fabric:
+    """The expanded fabric: flat node, link and endpoint arrays plus their grouping."""
+
+    scenario: Scenario
+    node_kind: np.ndarray  # int8, NODE_*
+    node_group: np.ndarray  # int32 index into scenario.groups
+    node_member: np.ndarray  # int32 member index within its group (GPU index for GPUs)
+    gpu_server: np.ndarray  # int32 global server index of each GPU
+    gpu_local: np.ndarray  # int32 GPU index inside its server (its rail)
+    server_group: np.ndarray  # int32 group index of each server
+    server_first_gpu: np.ndarray  # int64, GPUs of server s are first[s] .. first[s+1]-1
+    server_nvswitch: np.ndarray  # int64 node index of each server's NVLink switch
+    link_src: np.ndarray  # int64 node
+    link_dst: np.ndarray  # int64 node
+    link_capacity: np.ndarray  # float64 bytes/s
+    link_latency: np.ndarray  # float64 s
+    link_bundle: np.ndarray  # int32 bundle index, NVLINK_BUNDLE for NVLink
+    link_upward: np.ndarray  # bool: from bundle side a to side b (toward the upper tier)
+    gpu_nvlink_up: np.ndarray  # int64 link GPU -> NVLink switch
+    gpu_nvlink_down: np.ndarray  # int64 link NVLink switch -> GPU
+    gpu_line_rate: np.ndarray  # float64 bytes/s of each GPU's network links (0: none)
+    bundle_cables: np.ndarray  # int64 cables installed per bundle (failed ones included)
+    bundle_cables_up: np.ndarray  # int64 cables working per bundle
+    group_first_node: np.ndarray  # int64 first node of each switch group (-1 for servers)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes (GPUs, NVLink switches, fabric switches)."""
+        return int(self.node_kind.shape[0])
+
+    @property
+    def n_links(self) -> int:
+        """Number of directed links."""
+        return int(self.link_src.shape[0])
+
+    @property
+    def n_gpus(self) -> int:
+        """Number of GPUs."""
+        return int(self.gpu_server.shape[0])
+
+    @property
+    def n_servers(self) -> int:
+        """Number of servers."""
+        return int(self.server_group.shape[0])
+
+    def network_link_mask(self) -> np.ndarray:
+        """True for fabric links (cables), false for NVLink."""
+        return self.link_bundle != NVLINK_BUNDLE
+
+
+@dataclass
+class _Wiring:
+    """Cables of one bundle as member index pairs (one row per cable)."""
+
+    a: np.ndarray
+    b: np.ndarray
+
+
+def wire_bundle(bundle: LinkBundle, n_a: int, n_b: int, rails: int, servers: int) -> _Wiring:
+    """The member pairs a bundle's pattern connects, `links_per_pair` rows per pair.
+
+    `rails` and `servers` describe side a when it is a server group (members are NICs,
+    NIC r of server s is member ``s * rails + r``).
+    """
+    if bundle.pattern == "full":
+        block_a, block_b = n_a // bundle.blocks, n_b // bundle.blocks
+        a = np.repeat(np.arange(n_a, dtype=np.int64), block_b)
+        b = (a // block_a) * block_b + np.tile(np.arange(block_b, dtype=np.int64), n_a)
+    elif bundle.pattern == "striped":
+        block_b = n_b // bundle.blocks
+        a = np.repeat(np.arange(n_a, dtype=np.int64), block_b)
+        b = (a % bundle.blocks) * block_b + np.tile(np.arange(block_b, dtype=np.int64), n_a)
+    elif bundle.pattern == "one-to-one":
+        a = np.arange(n_a, dtype=np.int64)
+        b = a.copy()
+    elif bundle.pattern == "rail":
+        blocks = n_b // rails
+        per_block = -(-servers // blocks)
+        a = np.arange(servers * rails, dtype=np.int64)
+        server, rail = a // rails, a % rails
+        b = (server // per_block) * rails + rail
+    else:  # validated before
+        raise ValueError(bundle.pattern)
+    if bundle.links_per_pair > 1:
+        a = np.repeat(a, bundle.links_per_pair)
+        b = np.repeat(b, bundle.links_per_pair)
+    return _Wiring(a, b)
+
+
+def _failed_cables(n: int, down: int) -> np.ndarray:
+    """Indices of `down` of `n` cables, spread evenly over the bundle."""
+    down = min(down, n)
+    if down <= 0:
+        return np.empty(0, dtype=np.int64)
+    return (np.arange(down, dtype=np.int64) * n) // down
+
+
+class _Builder:
+    """Accumulates nodes and links while a scenario is expanded."""
+
+    def __init__(self, scenario: Scenario, catalog: Catalog):
+        self.s = scenario
+        self.cat = catalog
+        tech = catalog.technology(scenario.fabric.technology)
+        f = scenario.fabric
+        self.header_efficiency = (
+            f.header_efficiency
+            if f.header_efficiency is not None
+            else float(tech.value("header_efficiency"))
+        )
+        self.fiber_ns_per_m = float(tech.value("fiber_propagation_ns_per_m"))
+        self.copper_ns_per_m = float(tech.value("copper_propagation_ns_per_m"))
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def switch_latency_s(self, g: DeviceGroup) -> float:
+        if self.s.fabric.switch_latency_ns is not None:
+            return self.s.fabric.switch_latency_ns * 1e-9
+        return float(self.cat.get(g.model, "switch").value("latency_ns", g.overrides)) * 1e-9
+
+    def nic_latency_s(self, g: DeviceGroup) -> float:
+        if self.s.fabric.nic_latency_ns is not None:
+            return self.s.fabric.nic_latency_ns * 1e-9
+        nic = self.cat.get(self.cat.get(g.model, "server").value("nic"), "nic")
+        return float(nic.value("latency_ns", g.overrides)) * 1e-9
+
+    def propagation_s(self, b: LinkBundle) -> float:
+        media = "copper" if b.length_m <= 3.0 else "fiber"
+        if b.cable != "auto":
+            media = "copper" if self.cat.get(b.cable).value("media") == "copper" else "fiber"
+        per_m = self.copper_ns_per_m if media == "copper" else self.fiber_ns_per_m
+        return b.length_m * per_m * 1e-9
+
+
+def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
+    """The flat `Fabric` of a scenario; `ScenarioError` lists every problem found."""
+    cat = catalog or default_catalog()
+    problems = check_structure(scenario, cat)
+    if problems:
+        raise ScenarioError(problems)
+    builder = _Builder(scenario, cat)
+    groups = scenario.groups
+    group_index = {g.id: i for i, g in enumerate(groups)}
+
+    # --- nodes: GPUs, then NVLink switches, then fabric switches ----------------------------
+    gpu_counts, server_groups, server_models = [], [], []
+    for gi, g in enumerate(groups):
+        if g.kind == "server":
+            per = int(cat.get(g.model, "server").value("gpus_per_server"))
+            gpu_counts.append(np.full(g.count, per, dtype=np.int64))
+            server_groups.append(np.full(g.count, gi, dtype=np.int32))
+            server_models.append(g)
+    server_gpus = np.concatenate(gpu_counts)
+    server_group = np.concatenate(server_groups)
+    n_servers = server_gpus.shape[0]
+    server_first_gpu = np.zeros(n_servers + 1, dtype=np.int64)
+    np.cumsum(server_gpus, out=server_first_gpu[1:])
+    n_gpus = int(server_first_gpu[-1])
+    gpu_server = np.repeat(np.arange(n_servers, dtype=np.int32), server_gpus)
+    gpu_local = (np.arange(n_gpus) - server_first_gpu[gpu_server]).astype(np.int32)
+    server_nvswitch = n_gpus + np.arange(n_servers, dtype=np.int64)
+    next_node = n_gpus + n_servers
+    group_first_node = np.full(len(groups), -1, dtype=np.int64)
+    group_first_gpu = {}
+    first_server = 0
+    for gi, g in enumerate(groups):
+        if g.kind == "switch":
+            group_first_node[gi] = next_node
+            next_node += g.count
+        else:
+            group_first_gpu[gi] = (int(server_first_gpu[first_server]), first_server)
+            first_server += g.count
+    n_nodes = next_node
+    node_kind = np.full(n_nodes, NODE_SWITCH, dtype=np.int8)
+    node_kind[:n_gpus] = NODE_GPU
+    node_kind[n_gpus : n_gpus + n_servers] = NODE_NVSWITCH
+    node_group = np.empty(n_nodes, dtype=np.int32)
+    node_member = np.empty(n_nodes, dtype=np.int32)
+    node_group[:n_gpus] = server_group[gpu_server]
+    first_gpu_of_group = np.zeros(len(groups), dtype=np.int64)
+    for gi, (first_gpu, _) in group_first_gpu.items():
+        first_gpu_of_group[gi] = first_gpu
+    node_member[:n_gpus] = np.arange(n_gpus) - first_gpu_of_group[node_group[:n_gpus]]
+    node_group[n_gpus : n_gpus + n_servers] = server_group
+    node_member[n_gpus : n_gpus + n_servers] = np.arange(n_servers)
+    for gi, g in enumerate(groups):
+        if g.kind == "switch":
+            first = group_first_node[gi]
+            node_group[first : first + g.count] = gi
+            node_member[first : first + g.count] = np.arange(g.count)
+
+    # --- NVLink: every GPU to its server's NVLink switch, both ways ------------------------
+    nv_bw = np.empty(n_gpus)
+    nv_lat = np.empty(n_gpus)
+    for gi, g in enumerate(groups):
+        if g.kind != "server":
+            continue
+        srv = cat.get(g.model, "server")
+        first_gpu, _ = group_first_gpu[gi]
+        count = g.count * int(srv.value("gpus_per_server"))
+        nv_bw[first_gpu : first_gpu + count] = float(srv.value("nvlink_bw_GBps", g.overrides)) * 1e9
+        nv_lat[first_gpu : first_gpu + count] = (
+            float(srv.value("nvlink_latency_ns", g.overrides)) * 1e-9 / 2
+        )
+    gpus = np.arange(n_gpus, dtype=np.int64)
+    nvs = server_nvswitch[gpu_server]
+    src_parts = [gpus, nvs]
+    dst_parts = [nvs, gpus]
+    cap_parts = [nv_bw, nv_bw]
+    lat_parts = [nv_lat, nv_lat]
+    bundle_parts = [np.full(2 * n_gpus, NVLINK_BUNDLE, dtype=np.int32)]
+    up_parts = [np.concatenate([np.ones(n_gpus, bool), np.zeros(n_gpus, bool)])]
+
+    # --- cables --------------------------------------------------------------------------
+    failed_switch_nodes = np.zeros(n_nodes, dtype=bool)
+    for sf in scenario.failures.switches:
+        failed_switch_nodes[group_first_node[group_index[sf.group]] + sf.index] = True
+    links_down = {lf.bundle: lf.links_down for lf in scenario.failures.links}
+    bundle_cables = np.zeros(len(scenario.bundles), dtype=np.int64)
+    bundle_cables_up = np.zeros(len(scenario.bundles), dtype=np.int64)
+    port_use: dict[
+        int, list[tuple[float, np.ndarray]]
+    ] = {}  # switch group -> (speed, cables/member)
+    nic_use: dict[int, np.ndarray] = {}
+    for bi, b in enumerate(scenario.bundles):
+        ia, ib = group_index[b.a], group_index[b.b]
+        ga, gb = groups[ia], groups[ib]
+        rails = servers = 0
+        if ga.kind == "server":
+            srv = cat.get(ga.model, "server")
+            rails, servers = int(srv.value("nics_per_server")), ga.count
+        wiring = wire_bundle(b, members(ga, cat), members(gb, cat), rails, servers)
+        bundle_cables[bi] = wiring.a.shape[0]
+        nodes_a = _member_nodes(ga, ia, wiring.a, cat, group_first_node, group_first_gpu, builder)
+        nodes_b = _member_nodes(gb, ib, wiring.b, cat, group_first_node, group_first_gpu, builder)
+        for g, gidx, idx in ((ga, ia, wiring.a), (gb, ib, wiring.b)):
+            use = np.bincount(idx, minlength=members(g, cat))
+            if g.kind == "switch":
+                port_use.setdefault(gidx, []).append((b.speed_gbps, use))
+            else:
+                nic_use[gidx] = nic_use.get(gidx, 0) + use
+        alive = np.ones(wiring.a.shape[0], dtype=bool)
+        alive[_failed_cables(wiring.a.shape[0], links_down.get(b.id, 0))] = False
+        alive &= ~failed_switch_nodes[nodes_a] & ~failed_switch_nodes[nodes_b]
+        nodes_a, nodes_b = nodes_a[alive], nodes_b[alive]
+        bundle_cables_up[bi] = nodes_a.shape[0]
+        capacity = b.speed_gbps * 1e9 / 8 * builder.header_efficiency
+        prop = builder.propagation_s(b)
+        lat_into_b = prop + (
+            builder.switch_latency_s(gb) if gb.kind == "switch" else builder.nic_latency_s(gb)
+        )
+        lat_into_a = prop + (
+            builder.switch_latency_s(ga) if ga.kind == "switch" else builder.nic_latency_s(ga)
+        )
+        if ga.kind == "server":
+            lat_into_b += builder.nic_latency_s(ga)  # NIC transmit side
+        if gb.kind == "server":
+            lat_into_a += builder.nic_latency_s(gb)
+        n = nodes_a.shape[0]
+        src_parts += [nodes_a, nodes_b]
+        dst_parts += [nodes_b, nodes_a]
+        cap_parts.append(np.full(2 * n, capacity))
+        lat_parts += [np.full(n, lat_into_b), np.full(n, lat_into_a)]
+        bundle_parts.append(np.full(2 * n, bi, dtype=np.int32))
+        up_parts.append(np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
+
+    problems = _port_problems(scenario, cat, port_use, nic_use)
+    if problems:
+        raise ScenarioError(problems)
+
+    link_src = np.concatenate(src_parts).astype(np.int64)
+    link_dst = np.concatenate(dst_parts).astype(np.int64)
+    link_capacity = np.concatenate(cap_parts)
+    link_bundle = np.concatenate(bundle_parts)
+    network = link_bundle != NVLINK_BUNDLE
+    gpu_line_rate = np.zeros(n_gpus)
+    out_of_gpu = network & (link_src < n_gpus)
+    np.add.at(gpu_line_rate, link_src[out_of_gpu], link_capacity[out_of_gpu])
+
+    fabric = Fabric(
+        scenario=scenario,
+        node_kind=node_kind,
+        node_group=node_group,
+        node_member=node_member,
+        gpu_server=gpu_server,
+        gpu_local=gpu_local,
+        server_group=server_group,
+        server_first_gpu=server_first_gpu,
+        server_nvswitch=server_nvswitch,
+        link_src=link_src,
+        link_dst=link_dst,
+        link_capacity=link_capacity,
+        link_latency=np.concatenate(lat_parts),
+        link_bundle=link_bundle,
+        link_upward=np.concatenate(up_parts),
+        gpu_nvlink_up=np.arange(n_gpus, dtype=np.int64),
+        gpu_nvlink_down=n_gpus + np.arange(n_gpus, dtype=np.int64),
+        gpu_line_rate=gpu_line_rate,
+        bundle_cables=bundle_cables,
+        bundle_cables_up=bundle_cables_up,
+        group_first_node=group_first_node,
+        warnings=builder.warnings,
+    )
+    problems = _reachability_problems(fabric)
+    if problems:
+        raise ScenarioError(problems)
+    return fabric
+
+
+def _member_nodes(
+    g: DeviceGroup,
+    gi: int,
+    idx: np.ndarray,
+    cat: Catalog,
+    group_first_node: np.ndarray,
+    group_first_gpu: dict[int, tuple[int, int]],
+    builder: _Builder,
+) -> np.ndarray:
+    """Node index of each wiring member (a switch, or the GPU owning a NIC)."""
+    if g.kind == "switch":
+        return group_first_node[gi] + idx
+    srv = cat.get(g.model, "server")
+    rails, per = int(srv.value("nics_per_server")), int(srv.value("gpus_per_server"))
+    first_gpu, _ = group_first_gpu[gi]
+    server, rail = idx // rails, idx % rails
+    return first_gpu + server * per + (rail * per) // rails
+
+
+def _port_problems(
+    scenario: Scenario,
+    cat: Catalog,
+    port_use: dict[int, list[tuple[float, np.ndarray]]],
+    nic_use: dict[int, np.ndarray],
+) -> list[Problem]:
+    """Switches wired to more ports than they have, and NICs to more cables than ports."""
+    problems = []
+    for gi, uses in port_use.items():
+        g = scenario.groups[gi]
+        modes = cat.switch_port_modes(g.model)
+        share = np.zeros(g.count)
+        for speed, use in uses:
+            share += use / modes[speed]
+        worst = int(np.argmax(share))
+        if share[worst] > 1 + 1e-9:
+            detail = ", ".join(f"{int(u[worst])} at {s:g}G (has {modes[s]})" for s, u in uses)
+            over = int(np.count_nonzero(share > 1 + 1e-9))
+            problems.append(
+                Problem(
+                    group_where(g),
+                    f"{over} of {g.count} switches are wired to more ports than a {g.model} has; "
+                    f"switch {worst} uses {detail}. Add switches or reduce links_per_pair",
+                    "count",
+                )
+            )
+    for gi, use in nic_use.items():
+        g = scenario.groups[gi]
+        nic = cat.get(cat.get(g.model, "server").value("nic"), "nic")
+        ports = int(nic.value("ports"))
+        if int(np.max(use)) > ports:
+            problems.append(
+                Problem(
+                    group_where(g),
+                    f"NICs of {g.id} carry {int(np.max(use))} cables but a {nic.id} has {ports} port(s); "
+                    f"check the bundles to this group (links_per_pair, or two bundles on the same NICs)",
+                    "count",
+                )
+            )
+    return problems
+
+
+def _reachability_problems(fabric: Fabric) -> list[Problem]:
+    """GPUs that cannot reach each other over the working cables and NVLink."""
+    labels = component_labels(fabric.n_nodes, fabric.link_src, fabric.link_dst)
+    gpu_labels = labels[: fabric.n_gpus]
+    unique, counts = np.unique(gpu_labels, return_counts=True)
+    if unique.shape[0] <= 1:
+        return []
+    main = unique[np.argmax(counts)]
+    cut_off = np.flatnonzero(gpu_labels != main)
+    scenario = fabric.scenario
+    lost_groups = sorted({int(fabric.node_group[g]) for g in cut_off})
+    names = ", ".join(scenario.groups[i].id for i in lost_groups)
+    first = int(cut_off[0])
+    server = int(fabric.gpu_server[first])
+    return [
+        Problem(
+            "topology",
+            f"{cut_off.shape[0]} of {fabric.n_gpus} GPUs (in {names}; first: server {server}) have no path "
+            f"to the others; connect their servers to the fabric or undo the failures that cut them off",
+        )
+    ]
+
+
+def describe_link(fabric: Fabric, link: int) -> str:
+    """A readable name for a directed link, e.g. ``leaf[3] -> spine[12] (leaf-spine)``."""
+
+    def name(node: int) -> str:
+        g = fabric.scenario.groups[int(fabric.node_group[node])]
+        kind = int(fabric.node_kind[node])
+        if kind == NODE_GPU:
+            return f"gpu[{node}]"
+        if kind == NODE_NVSWITCH:
+            return f"nvswitch[{int(fabric.node_member[node])}]"
+        return f"{g.id}[{int(fabric.node_member[node])}]"
+
+    bundle = int(fabric.link_bundle[link])
+    via = "nvlink" if bundle == NVLINK_BUNDLE else fabric.scenario.bundles[bundle].id
+    return f"{name(int(fabric.link_src[link]))} -> {name(int(fabric.link_dst[link]))} ({via})"

@@ -1,0 +1,405 @@
+"""Topology templates: grouped scenarios for the designs clusters are built from.
+
+Each generator returns a `Scenario` with a handful of device groups and bundles standing for
+the whole cluster: a single switch, a 2-tier leaf-spine (ToR attach, chosen oversubscription),
+a 3-tier fat-tree, rail-optimized (DGX SuperPOD style: one leaf per rail per scalable unit,
+spines above, a core tier when one spine tier cannot reach) and rail-only (one network per
+rail, no spine across rails; cross-rail traffic goes over NVLink inside the server).
+
+Sizes the switch radix cannot build are refused with the largest size it can.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.catalog import Catalog, default_catalog
+from engine.errors import Problem, ScenarioError
+from engine.model import (
+    DeviceGroup,
+    FabricSettings,
+    LinkBundle,
+    Metadata,
+    RoutingPolicy,
+    Scenario,
+)
+
+TEMPLATES = ("single-switch", "leaf-spine", "fat-tree", "rail-optimized", "rail-only")
+
+# Canvas layout: tiers stacked from servers (bottom) to core (top), in scene units.
+_TIER_Y = {"server": 450.0, "leaf": 300.0, "spine": 150.0, "core": 0.0}
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the generator needs to know of the chosen server and switch."""
+
+    servers: int
+    nics: int
+    radix: int
+    speed_gbps: float
+
+
+def _refuse(template: str, message: str) -> ScenarioError:
+    return ScenarioError(Problem(where=f"template {template}", message=message))
+
+
+def _shape(
+    template: str, gpus: int, server: str, switch: str, speed_gbps: float | None, cat: Catalog
+) -> _Shape:
+    try:
+        srv = cat.get(server, "server")
+    except KeyError:
+        raise _refuse(template, f"unknown server model {server!r}") from None
+    try:
+        modes = cat.switch_port_modes(switch)
+    except KeyError:
+        raise _refuse(template, f"unknown switch model {switch!r}") from None
+    speed = float(speed_gbps if speed_gbps is not None else srv.value("nic_port_gbps"))
+    if speed not in modes:
+        have = ", ".join(f"{int(s)}G" for s in sorted(modes))
+        raise _refuse(template, f"switch {switch} has no {speed:g}G ports (it has {have})")
+    per_server = int(srv.value("gpus_per_server"))
+    nics = int(srv.value("nics_per_server"))
+    if gpus <= 0 or gpus % per_server:
+        raise _refuse(template, f"GPU count {gpus} must be a positive multiple of {per_server}")
+    return _Shape(gpus // per_server, nics, modes[speed], speed)
+
+
+def _split_ports(radix: int, oversubscription: float, template: str) -> tuple[int, int]:
+    """Down and up ports of a leaf giving exactly `oversubscription` : 1 where possible."""
+    if oversubscription < 1:
+        raise _refuse(template, f"oversubscription {oversubscription:g} must be at least 1")
+    for up in range(int(radix // (1 + oversubscription)), 0, -1):
+        down = oversubscription * up
+        if abs(down - round(down)) < 1e-9 and round(down) + up <= radix:
+            return round(down), up
+    raise _refuse(
+        template, f"oversubscription {oversubscription:g}:1 cannot be built on radix {radix}"
+    )
+
+
+def _scenario(name: str, description: str, technology: str, mode: str, groups, bundles) -> Scenario:
+    return Scenario(
+        metadata=Metadata(name=name, description=description, tags=[]),
+        groups=groups,
+        bundles=bundles,
+        fabric=FabricSettings(technology=technology),
+        routing=RoutingPolicy(mode=mode),
+    )
+
+
+def _group(gid: str, kind: str, model: str, count: int, tier: str, x: float = 0.0) -> DeviceGroup:
+    names = {"server": "Servers", "leaf": "Leaf", "spine": "Spine", "core": "Core"}
+    return DeviceGroup(
+        id=gid,
+        kind=kind,
+        model=model,
+        count=count,
+        tier=tier,
+        name=names.get(tier, gid) if gid == tier or gid.startswith(tier) else gid,
+        position=(x, _TIER_Y[tier]),
+    )
+
+
+def _technology_of(switch: str, cat: Catalog) -> str:
+    return "infiniband" if cat.get(switch, "switch").technology == "infiniband" else "roce"
+
+
+def _default_mode(switch: str, cat: Catalog) -> str:
+    """Adaptive routing where the switch supports it, static ECMP otherwise."""
+    return "adaptive" if cat.get(switch, "switch").value("adaptive_routing") else "ecmp"
+
+
+def single_switch(
+    gpus: int,
+    server: str,
+    switch: str,
+    speed_gbps: float | None = None,
+    catalog: Catalog | None = None,
+) -> Scenario:
+    """Every NIC of every server on one switch."""
+    cat = catalog or default_catalog()
+    s = _shape("single-switch", gpus, server, switch, speed_gbps, cat)
+    if s.servers * s.nics > s.radix:
+        largest = (s.radix // s.nics) * (gpus // s.servers)
+        raise _refuse(
+            "single-switch",
+            f"{gpus} GPUs need {s.servers * s.nics} ports; "
+            f"one {switch} has {s.radix} at {s.speed_gbps:g}G, so at most {largest} GPUs",
+        )
+    groups = [
+        _group("servers", "server", server, s.servers, "server"),
+        _group("leaf", "switch", switch, 1, "leaf"),
+    ]
+    bundles = [
+        LinkBundle("servers-leaf", "servers", "leaf", "full", speed_gbps=s.speed_gbps, length_m=3.0)
+    ]
+    return _scenario(
+        f"single switch {gpus} GPUs",
+        f"{s.servers} × {server} on one {switch}",
+        _technology_of(switch, cat),
+        _default_mode(switch, cat),
+        groups,
+        bundles,
+    )
+
+
+def _clos(
+    template: str,
+    gpus: int,
+    server: str,
+    switch: str,
+    oversubscription: float,
+    speed_gbps: float | None,
+    attach: str,
+    force_three_tier: bool,
+    cat: Catalog,
+) -> Scenario:
+    """A 2- or 3-tier folded Clos with servers attached per rail or per ToR."""
+    s = _shape(template, gpus, server, switch, speed_gbps, cat)
+    down, up = _split_ports(s.radix, oversubscription, template)
+    gpus_per_server = gpus // s.servers
+    if attach == "rail":
+        block_servers = down  # one scalable unit: `down` servers, one leaf per rail
+        leaves = math.ceil(s.servers / block_servers) * s.nics
+    else:
+        if down < s.nics:
+            raise _refuse(
+                template, f"a leaf with {down} down ports cannot hold one server's {s.nics} NICs"
+            )
+        block_servers = down // s.nics
+        leaves = math.ceil(s.servers / block_servers)
+    half = s.radix // 2
+    max_two_tier_leaves = s.radix  # each spine has one port per leaf at least
+    three_tier = force_three_tier or leaves > max_two_tier_leaves
+    per_leaf_endpoints = down if attach == "rail" else block_servers * s.nics
+    if three_tier:
+        leaves_per_pod = half
+        max_leaves = s.radix * leaves_per_pod
+        if leaves > max_leaves:
+            largest = max_leaves * per_leaf_endpoints // s.nics * gpus_per_server
+            raise _refuse(
+                template,
+                f"{gpus} GPUs need {leaves} leaves; a 3-tier fabric of {switch} "
+                f"(radix {s.radix} at {s.speed_gbps:g}G) reaches {max_leaves} leaves, "
+                f"so at most {largest} GPUs",
+            )
+        pods = math.ceil(leaves / leaves_per_pod)
+        if leaves % leaves_per_pod:
+            raise _refuse(
+                template,
+                f"{leaves} leaves do not fill whole pods of {leaves_per_pod}; "
+                f"use a GPU count that is a multiple of "
+                f"{leaves_per_pod * per_leaf_endpoints // s.nics * gpus_per_server}",
+            )
+        spines_per_pod = up
+        spines = pods * spines_per_pod
+        cores_total_ports = spines * half
+        cores = math.ceil(cores_total_ports / s.radix)
+        cores_per_plane = cores // spines_per_pod if cores % spines_per_pod == 0 else 0
+        if cores_per_plane == 0 or half % cores_per_plane:
+            raise _refuse(
+                template, f"{cores} core switches do not divide into {spines_per_pod} planes"
+            )
+        lpp_core = half // cores_per_plane
+    else:
+        spines = math.ceil(leaves * up / s.radix)
+        if up % spines:
+            spines = next(n for n in range(spines, up + 1) if up % n == 0)
+        lpp_spine = up // spines
+
+    groups = [
+        _group("servers", "server", server, s.servers, "server"),
+        _group("leaf", "switch", switch, leaves, "leaf"),
+    ]
+    bundles = [
+        LinkBundle(
+            "servers-leaf",
+            "servers",
+            "leaf",
+            "rail" if attach == "rail" else "full",
+            blocks=1 if attach == "rail" else leaves,
+            speed_gbps=s.speed_gbps,
+            length_m=3.0,
+        )
+    ]
+    if three_tier:
+        groups.append(_group("spine", "switch", switch, spines, "spine"))
+        groups.append(_group("core", "switch", switch, cores, "core"))
+        bundles.append(
+            LinkBundle(
+                "leaf-spine",
+                "leaf",
+                "spine",
+                "full",
+                blocks=pods,
+                speed_gbps=s.speed_gbps,
+                length_m=30.0,
+            )
+        )
+        bundles.append(
+            LinkBundle(
+                "spine-core",
+                "spine",
+                "core",
+                "striped",
+                blocks=spines_per_pod,
+                links_per_pair=lpp_core,
+                speed_gbps=s.speed_gbps,
+                length_m=100.0,
+            )
+        )
+    else:
+        groups.append(_group("spine", "switch", switch, spines, "spine"))
+        bundles.append(
+            LinkBundle(
+                "leaf-spine",
+                "leaf",
+                "spine",
+                "full",
+                links_per_pair=lpp_spine,
+                speed_gbps=s.speed_gbps,
+                length_m=30.0,
+            )
+        )
+    tiers = 3 if three_tier else 2
+    ratio = f"{oversubscription:g}:1"
+    description = (
+        f"{s.servers} × {server}, {tiers}-tier {template} on {switch} at "
+        f"{s.speed_gbps:g}G, {ratio} at the leaf"
+    )
+    return _scenario(
+        f"{template} {gpus} GPUs",
+        description,
+        _technology_of(switch, cat),
+        _default_mode(switch, cat),
+        groups,
+        bundles,
+    )
+
+
+def leaf_spine(
+    gpus: int,
+    server: str,
+    switch: str,
+    oversubscription: float = 1.0,
+    speed_gbps: float | None = None,
+    catalog: Catalog | None = None,
+) -> Scenario:
+    """A 2-tier leaf-spine; each server's NICs share one leaf (top of rack)."""
+    cat = catalog or default_catalog()
+    s = _shape("leaf-spine", gpus, server, switch, speed_gbps, cat)
+    down, _ = _split_ports(s.radix, oversubscription, "leaf-spine")
+    leaves = math.ceil(s.servers / max(1, down // s.nics))
+    if leaves > s.radix:
+        largest = s.radix * (down // s.nics) * (gpus // s.servers)
+        raise _refuse(
+            "leaf-spine",
+            f"{gpus} GPUs need {leaves} leaves; 2 tiers of {switch} "
+            f"hold {s.radix} leaves, so at most {largest} GPUs (use fat-tree beyond)",
+        )
+    return _clos(
+        "leaf-spine", gpus, server, switch, oversubscription, speed_gbps, "tor", False, cat
+    )
+
+
+def fat_tree(
+    gpus: int,
+    server: str,
+    switch: str,
+    oversubscription: float = 1.0,
+    speed_gbps: float | None = None,
+    catalog: Catalog | None = None,
+) -> Scenario:
+    """A 3-tier fat-tree (leaf, pod spine, core) with servers attached per ToR."""
+    cat = catalog or default_catalog()
+    return _clos("fat-tree", gpus, server, switch, oversubscription, speed_gbps, "tor", True, cat)
+
+
+def rail_optimized(
+    gpus: int,
+    server: str,
+    switch: str,
+    oversubscription: float = 1.0,
+    speed_gbps: float | None = None,
+    catalog: Catalog | None = None,
+) -> Scenario:
+    """DGX SuperPOD style: NIC r of every server in a scalable unit on that unit's rail-r leaf."""
+    cat = catalog or default_catalog()
+    return _clos(
+        "rail-optimized", gpus, server, switch, oversubscription, speed_gbps, "rail", False, cat
+    )
+
+
+def rail_only(
+    gpus: int,
+    server: str,
+    switch: str,
+    speed_gbps: float | None = None,
+    catalog: Catalog | None = None,
+) -> Scenario:
+    """One network per rail and no spine across rails (Wang et al., arXiv 2307.12169)."""
+    cat = catalog or default_catalog()
+    s = _shape("rail-only", gpus, server, switch, speed_gbps, cat)
+    groups = [_group("servers", "server", server, s.servers, "server")]
+    if s.servers <= s.radix:
+        groups.append(_group("leaf", "switch", switch, s.nics, "leaf"))
+        bundles = [
+            LinkBundle(
+                "servers-leaf", "servers", "leaf", "rail", speed_gbps=s.speed_gbps, length_m=10.0
+            )
+        ]
+    else:
+        half = s.radix // 2
+        leaves_per_rail = math.ceil(s.servers / half)
+        if leaves_per_rail > s.radix:
+            largest = s.radix * half * (gpus // s.servers)
+            raise _refuse(
+                "rail-only",
+                f"{gpus} GPUs need {leaves_per_rail} leaves per rail; a 2-tier "
+                f"rail of {switch} holds {s.radix}, so at most {largest} GPUs",
+            )
+        spines_per_rail = math.ceil(leaves_per_rail * half / s.radix)
+        while half % spines_per_rail:
+            spines_per_rail += 1
+        groups.append(_group("leaf", "switch", switch, leaves_per_rail * s.nics, "leaf"))
+        groups.append(_group("spine", "switch", switch, spines_per_rail * s.nics, "spine"))
+        bundles = [
+            LinkBundle(
+                "servers-leaf", "servers", "leaf", "rail", speed_gbps=s.speed_gbps, length_m=3.0
+            ),
+            LinkBundle(
+                "leaf-spine",
+                "leaf",
+                "spine",
+                "striped",
+                blocks=s.nics,
+                links_per_pair=half // spines_per_rail,
+                speed_gbps=s.speed_gbps,
+                length_m=30.0,
+            ),
+        ]
+    return _scenario(
+        f"rail-only {gpus} GPUs",
+        f"{s.servers} × {server}, one {switch} network per rail",
+        _technology_of(switch, cat),
+        _default_mode(switch, cat),
+        groups,
+        bundles,
+    )
+
+
+def generate(template: str, **params) -> Scenario:
+    """The scenario of a named template (see `TEMPLATES`) with its parameters."""
+    table = {
+        "single-switch": single_switch,
+        "leaf-spine": leaf_spine,
+        "fat-tree": fat_tree,
+        "rail-optimized": rail_optimized,
+        "rail-only": rail_only,
+    }
+    if template not in table:
+        raise _refuse(template, f"unknown template; choose one of {', '.join(TEMPLATES)}")
+    return table[template](**params)
