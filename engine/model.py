@@ -66,8 +66,8 @@ class LinkBundle:
     """The cables between two groups, `a` (lower tier) and `b` (upper tier).
 
     Patterns: ``rail`` (NIC r of every server goes to the r-th switch of its block),
-    ``full`` (every member of a block of `a` to every member of the same block of `b`,
-    `blocks` contiguous blocks), ``striped`` (member i of `a` to every member of block
+    ``full`` (every member of block k of `a` to every member of block k of `b`; `a` is cut
+    into `blocks` contiguous blocks of ceil(n/blocks) members, `b` into equal blocks), ``striped`` (member i of `a` to every member of block
     i mod `blocks` of `b`: spine planes to core groups), ``one-to-one`` (member i to member i).
     For server groups the members are the servers' NICs. `links_per_pair` cables join each
     connected pair. `cable` is a catalog id or ``auto`` (chosen by length and speed).

@@ -92,7 +92,7 @@ def wire_bundle(bundle: LinkBundle, n_a: int, n_b: int, rails: int, servers: int
     NIC r of server s is member ``s * rails + r``).
     """
     if bundle.pattern == "full":
-        block_a, block_b = n_a // bundle.blocks, n_b // bundle.blocks
+        block_a, block_b = -(-n_a // bundle.blocks), n_b // bundle.blocks
         a = np.repeat(np.arange(n_a, dtype=np.int64), block_b)
         b = (a // block_a) * block_b + np.tile(np.arange(block_b, dtype=np.int64), n_a)
     elif bundle.pattern == "striped":

@@ -67,13 +67,19 @@ def _shape(
     return _Shape(gpus // per_server, nics, modes[speed], speed)
 
 
-def _split_ports(radix: int, oversubscription: float, template: str) -> tuple[int, int]:
-    """Down and up ports of a leaf giving exactly `oversubscription` : 1 where possible."""
+def _split_ports(
+    radix: int, oversubscription: float, template: str, multiple: int = 1
+) -> tuple[int, int]:
+    """Down and up ports of a leaf giving exactly `oversubscription` : 1.
+
+    `down` is a multiple of `multiple` (a ToR leaf holds whole servers).
+    """
     if oversubscription < 1:
         raise _refuse(template, f"oversubscription {oversubscription:g} must be at least 1")
     for up in range(int(radix // (1 + oversubscription)), 0, -1):
         down = oversubscription * up
-        if abs(down - round(down)) < 1e-9 and round(down) + up <= radix:
+        exact = abs(down - round(down)) < 1e-9
+        if exact and round(down) % multiple == 0 and round(down) + up <= radix:
             return round(down), up
     raise _refuse(
         template, f"oversubscription {oversubscription:g}:1 cannot be built on radix {radix}"
@@ -159,7 +165,7 @@ def _clos(
 ) -> Scenario:
     """A 2- or 3-tier folded Clos with servers attached per rail or per ToR."""
     s = _shape(template, gpus, server, switch, speed_gbps, cat)
-    down, up = _split_ports(s.radix, oversubscription, template)
+    down, up = _split_ports(s.radix, oversubscription, template, 1 if attach == "rail" else s.nics)
     gpus_per_server = gpus // s.servers
     if attach == "rail":
         block_servers = down  # one scalable unit: `down` servers, one leaf per rail
@@ -291,7 +297,7 @@ def leaf_spine(
     """A 2-tier leaf-spine; each server's NICs share one leaf (top of rack)."""
     cat = catalog or default_catalog()
     s = _shape("leaf-spine", gpus, server, switch, speed_gbps, cat)
-    down, _ = _split_ports(s.radix, oversubscription, "leaf-spine")
+    down, _ = _split_ports(s.radix, oversubscription, "leaf-spine", s.nics)
     leaves = math.ceil(s.servers / max(1, down // s.nics))
     if leaves > s.radix:
         largest = s.radix * (down // s.nics) * (gpus // s.servers)
