@@ -28,7 +28,11 @@ def component_labels_reference(n_nodes: int, src: Sequence[int], dst: Sequence[i
 
 
 def distances_reference(
-    n_nodes: int, src: Sequence[int], dst: Sequence[int], transit: Sequence[bool], targets: Sequence[int]
+    n_nodes: int,
+    src: Sequence[int],
+    dst: Sequence[int],
+    transit: Sequence[bool],
+    targets: Sequence[int],
 ) -> list[int]:
     """Hops from every node to the nearest target along directed links (-1: unreachable).
 

@@ -66,7 +66,9 @@ class ReferenceRouter:
             d = dist[node]
             if d == 0:
                 return [e for e in links if dst[e] == target]
-            return [e for e in links if self.is_switch[dst[e]] and dist.get(int(dst[e]), -1) == d - 1]
+            return [
+                e for e in links if self.is_switch[dst[e]] and dist.get(int(dst[e]), -1) == d - 1
+            ]
         reach = [dist[int(dst[e])] for e in links if self.is_switch[dst[e]] and int(dst[e]) in dist]
         best = min(reach)
         return [e for e in links if self.is_switch[dst[e]] and dist.get(int(dst[e]), -1) == best]
@@ -104,7 +106,9 @@ class ReferenceRouter:
                 weight[nxt] += weight[node] / len(cands)
         return share
 
-    def adaptive(self, entry: int, exit_: int, load: dict[int, float], nbytes: float, flow_hash: int) -> list[int]:
+    def adaptive(
+        self, entry: int, exit_: int, load: dict[int, float], nbytes: float, flow_hash: int
+    ) -> list[int]:
         """The path minimising its busiest link after placing `nbytes`; updates `load`."""
         dist = self._dist(exit_)
         cap = self.f.link_capacity
@@ -139,5 +143,7 @@ def route_reference(fabric: Fabric, src: int, dst: int, policy: RoutingPolicy) -
     if policy.mode == "spray":
         return r.spray(src, dst)
     if policy.mode == "adaptive":
-        return dict.fromkeys(r.adaptive(src, dst, {}, 1.0, flow_hash_reference(src, dst, 0, policy.seed)), 1.0)
+        return dict.fromkeys(
+            r.adaptive(src, dst, {}, 1.0, flow_hash_reference(src, dst, 0, policy.seed)), 1.0
+        )
     return dict.fromkeys(r.ecmp(src, dst, flow_hash_reference(src, dst, 0, policy.seed)), 1.0)

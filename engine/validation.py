@@ -107,9 +107,21 @@ def _check_pattern(
             ]
     elif b.pattern == "full":
         if nb % b.blocks:
-            return [Problem(where, f"{b.blocks} blocks do not divide {gb.id} ({nb} members) evenly", "blocks")]
+            return [
+                Problem(
+                    where,
+                    f"{b.blocks} blocks do not divide {gb.id} ({nb} members) evenly",
+                    "blocks",
+                )
+            ]
         if b.blocks > na:
-            return [Problem(where, f"{b.blocks} blocks for {ga.id}'s {na} members leave some empty", "blocks")]
+            return [
+                Problem(
+                    where,
+                    f"{b.blocks} blocks for {ga.id}'s {na} members leave some empty",
+                    "blocks",
+                )
+            ]
     elif b.pattern == "striped":
         if nb % b.blocks:
             return [

@@ -6,9 +6,9 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
+import pytest
 
-from engine.catalog import default_catalog  # noqa: E402
+from engine.catalog import default_catalog
 
 
 @pytest.fixture(scope="session")

@@ -28,9 +28,15 @@ def networks(draw, max_links=10, max_flows=14):
     n_flows = draw(st.integers(1, max_flows))
     paths = []
     for _ in range(n_flows):
-        links = draw(st.lists(st.integers(0, n_links - 1), min_size=1, max_size=min(4, n_links), unique=True))
+        links = draw(
+            st.lists(st.integers(0, n_links - 1), min_size=1, max_size=min(4, n_links), unique=True)
+        )
         weights = draw(
-            st.lists(st.one_of(st.just(1.0), st.floats(0.05, 1.0)), min_size=len(links), max_size=len(links))
+            st.lists(
+                st.one_of(st.just(1.0), st.floats(0.05, 1.0)),
+                min_size=len(links),
+                max_size=len(links),
+            )
         )
         paths.append(list(zip(links, weights, strict=True)))
     return paths, capacity

@@ -48,7 +48,9 @@ def test_kernel_paths_match_the_reference_router(tor_fabric, mode):
             expected = ref.spray(s, d)
             got = dict(zip(links.tolist(), weights.tolist(), strict=True))
             assert got.keys() == expected.keys()
-            np.testing.assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-12)
+            np.testing.assert_allclose(
+                [got[k] for k in expected], list(expected.values()), rtol=1e-12
+            )
 
 
 def test_single_paths_are_connected_shortest_and_end_at_the_destination(tor_fabric):
@@ -140,16 +142,22 @@ def test_more_flows_per_connection_add_hash_entropy(tor_fabric):
 def test_two_to_one_oversubscription_halves_cross_leaf_throughput(catalog, mode):
     # 8 leaves of 40 GPUs with 20 uplinks each; every GPU sends to the same position one leaf
     # over, so all traffic crosses the spines and each flow gets half of its line rate.
-    fabric = expand(gen.leaf_spine(320, "dgx-h100", "qm9700", oversubscription=2.0, catalog=catalog), catalog)
+    fabric = expand(
+        gen.leaf_spine(320, "dgx-h100", "qm9700", oversubscription=2.0, catalog=catalog), catalog
+    )
     src = np.arange(320)
     dst = (src + 40) % 320
     routed = Router(fabric).route(src, dst, RoutingPolicy(mode=mode))
-    rates = max_min_rates(routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity)
+    rates = max_min_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
+    )
     fraction = np.bincount(routed.connection, weights=rates) / fabric.gpu_line_rate[src]
     assert fraction.mean() == pytest.approx(0.5, rel=0.05)
     non_blocking = expand(gen.leaf_spine(320, "dgx-h100", "qm9700", catalog=catalog), catalog)
     routed = Router(non_blocking).route(src, dst, RoutingPolicy(mode=mode))
-    rates = max_min_rates(routed.flow_ptr, routed.entry_link, routed.entry_weight, non_blocking.link_capacity)
+    rates = max_min_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, non_blocking.link_capacity
+    )
     full = np.bincount(routed.connection, weights=rates) / non_blocking.gpu_line_rate[src]
     assert fraction.mean() / full.mean() == pytest.approx(0.5, rel=0.05)
 
@@ -158,7 +166,9 @@ def test_random_permutation_cross_leaf_traffic_is_capped_by_uplink_capacity(cata
     # A random permutation keeps some flows on their leaf, so cross-leaf flows share 20
     # uplinks among fewer than 40 and get a bit more than half; together they can never
     # exceed the 8 x 20 uplinks' capacity.
-    fabric = expand(gen.leaf_spine(320, "dgx-h100", "qm9700", oversubscription=2.0, catalog=catalog), catalog)
+    fabric = expand(
+        gen.leaf_spine(320, "dgx-h100", "qm9700", oversubscription=2.0, catalog=catalog), catalog
+    )
     fabric.scenario.routing = RoutingPolicy(mode="spray")
     result = permutation_test(fabric)
     cross = result["cross_leaf_throughput_fraction"]
@@ -174,7 +184,9 @@ def test_failed_spine_is_routed_around(catalog):
     routed = Router(fabric).route(src, dst, RoutingPolicy(mode="spray"))
     assert routed.unreachable.size == 0
     spine0 = fabric.group_first_node[scenario.groups.index(scenario.group("spine"))]
-    touched = np.concatenate([fabric.link_src[routed.entry_link], fabric.link_dst[routed.entry_link]])
+    touched = np.concatenate(
+        [fabric.link_src[routed.entry_link], fabric.link_dst[routed.entry_link]]
+    )
     assert spine0 not in touched
 
 
@@ -191,7 +203,9 @@ def test_gpu_whose_leaf_failed_reaches_the_fabric_over_nvlink(catalog):
 
 
 def test_rail_only_cross_rail_traffic_goes_over_nvlink_to_the_destination_rail(catalog):
-    fabric = expand(gen.rail_only(1024, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog)
+    fabric = expand(
+        gen.rail_only(1024, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog
+    )
     # GPU 0 (server 0, rail 0) to GPU 8 * 5 + 3 (server 5, rail 3).
     routed = Router(fabric).route(np.array([0]), np.array([43]), RoutingPolicy(mode="ecmp"))
     links = routed.entry_link

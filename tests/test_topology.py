@@ -28,7 +28,7 @@ SUPERPOD_TABLE = [
 
 @pytest.mark.parametrize("row", SUPERPOD_TABLE, ids=lambda r: f"{r[0]}SU")
 def test_rail_optimized_matches_superpod_reference_architecture(row, catalog):
-    sus, nodes, gpus, leaf, spine, core, node_leaf, leaf_spine, spine_core = row
+    _sus, nodes, gpus, leaf, spine, core, node_leaf, leaf_spine, spine_core = row
     scenario = gen.rail_optimized(gpus, "dgx-h100", "qm9700", catalog=catalog)
     fabric = expand(scenario, catalog)
     counts = {g.tier: g.count for g in scenario.groups}
@@ -78,7 +78,9 @@ def test_three_tier_is_chosen_only_past_two_tier_reach(catalog):
         (gen.leaf_spine, {"gpus": 4096}, "2048 GPUs"),
     ],
 )
-def test_templates_refuse_sizes_beyond_the_radix_and_say_the_largest(factory, kwargs, largest, catalog):
+def test_templates_refuse_sizes_beyond_the_radix_and_say_the_largest(
+    factory, kwargs, largest, catalog
+):
     with pytest.raises(ScenarioError) as info:
         factory(server="dgx-h100", switch="qm9700", catalog=catalog, **kwargs)
     assert largest in str(info.value)
@@ -93,12 +95,16 @@ def test_leaf_spine_oversubscription_is_exact(catalog):
     net = fabric.network_link_mask()
     for node in range(first, first + leaf.count):
         down = np.count_nonzero(net & (fabric.link_src == node) & (fabric.link_dst < fabric.n_gpus))
-        up = np.count_nonzero(net & (fabric.link_src == node) & (fabric.node_kind[fabric.link_dst] == NODE_SWITCH))
+        up = np.count_nonzero(
+            net & (fabric.link_src == node) & (fabric.node_kind[fabric.link_dst] == NODE_SWITCH)
+        )
         assert down == 2 * up
 
 
 def test_rail_only_has_no_path_between_rails_except_nvlink(catalog):
-    fabric = expand(gen.rail_only(1024, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog)
+    fabric = expand(
+        gen.rail_only(1024, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog
+    )
     net = fabric.network_link_mask()
     labels = component_labels(fabric.n_nodes, fabric.link_src[net], fabric.link_dst[net])
     gpu_labels = labels[fabric.node_kind == NODE_GPU]
@@ -110,7 +116,9 @@ def test_rail_only_has_no_path_between_rails_except_nvlink(catalog):
 
 
 def test_expansion_is_fast_enough_to_hold_131k_gpus(catalog):
-    fabric = expand(gen.rail_optimized(131072, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog)
+    fabric = expand(
+        gen.rail_optimized(131072, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog
+    )
     assert fabric.n_gpus == 131072
     assert np.count_nonzero(fabric.node_kind == NODE_SWITCH) == 2048 + 2048 + 1024
 

@@ -1,0 +1,143 @@
+"""FabricLab performance benchmarks; prints one JSON object of figures (seconds, GB, ratios).
+
+Each timing is warm: the case runs once to compile and load caches, then the best of a few
+repeats is reported. The 131,072-GPU case runs in a child process so its peak memory is its
+own. Budgets (DESIGN.md): 1k < 0.1 s, 16k < 2 s, 128k < 30 s and < 8 GB, solver >= 50x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from engine.catalog import default_catalog  # noqa: E402
+from engine.flows import max_min_rates  # noqa: E402
+from engine.flows_reference import max_min_reference  # noqa: E402
+from engine.model import RoutingPolicy  # noqa: E402
+from engine.presets import load_preset  # noqa: E402
+from engine.routing import Router  # noqa: E402
+from engine.topology import generators as gen  # noqa: E402
+from engine.topology.expand import expand  # noqa: E402
+from engine.traffic import permutation  # noqa: E402
+
+BUDGETS = {
+    "expand_route_permutation_1k_s": 0.1,
+    "expand_route_permutation_16k_s": 2.0,
+    "expand_route_permutation_128k_s": 30.0,
+    "peak_rss_128k_gb": 8.0,
+}
+
+
+def expand_route_permutation(preset: str) -> float:
+    """Seconds to expand a preset, route a permutation and solve its max-min rates."""
+    scenario = load_preset(preset)
+    catalog = default_catalog()
+    t0 = time.perf_counter()
+    fabric = expand(scenario, catalog)
+    src, dst = permutation(fabric, scenario.workload.seed)
+    routed = Router(fabric).route(src, dst, scenario.routing, scenario.workload.message_bytes)
+    max_min_rates(routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity)
+    return time.perf_counter() - t0
+
+
+def best_of(fn, *args, repeats: int = 3) -> float:
+    fn(*args)  # warm-up: JIT cache load, catalog read
+    return min(fn(*args) for _ in range(repeats))
+
+
+def solver_case():
+    """A 4,000-flow ECMP permutation on a 4,096-GPU fabric: many distinct bottleneck levels."""
+    catalog = default_catalog()
+    fabric = expand(
+        gen.leaf_spine(4096, "hgx-h100", "th5-51t", speed_gbps=400, catalog=catalog), catalog
+    )
+    src, dst = permutation(fabric, seed=1)
+    routed = Router(fabric).route(src[:4000], dst[:4000], RoutingPolicy(mode="ecmp", seed=1))
+    return routed, fabric.link_capacity
+
+
+def solver_speedup() -> dict[str, float]:
+    """numba max-min vs the pure-Python reference on the same case, same run."""
+    routed, capacity = solver_case()
+    args = (routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity)
+    max_min_rates(*args)
+    t0 = time.perf_counter()
+    repeats = 20
+    for _ in range(repeats):
+        fast = max_min_rates(*args)
+    t_numba = (time.perf_counter() - t0) / repeats
+    paths = [
+        list(zip(routed.entry_link[a:b].tolist(), routed.entry_weight[a:b].tolist(), strict=True))
+        for a, b in zip(routed.flow_ptr[:-1], routed.flow_ptr[1:], strict=True)
+    ]
+    t0 = time.perf_counter()
+    slow = max_min_reference(paths, capacity.tolist())
+    t_ref = time.perf_counter() - t0
+    np.testing.assert_allclose(fast, slow, rtol=1e-9)
+    return {
+        "solver_flows": int(routed.n_flows),
+        "solver_numba_s": t_numba,
+        "solver_reference_s": t_ref,
+        "solver_speedup_vs_reference": t_ref / t_numba,
+    }
+
+
+def child_128k() -> None:
+    """Run in a child: print the 128k time after a small warm-up run has loaded the JIT cache."""
+    expand_route_permutation("hgx-h100-roce-ecmp-1k")
+    seconds = expand_route_permutation("h100-roce-128k")
+    print(json.dumps({"seconds": seconds}))
+
+
+def big_case() -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child-128k"], capture_output=True, text=True, check=True
+    )
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "expand_route_permutation_128k_s": json.loads(out.stdout)["seconds"],
+        "peak_rss_128k_gb": usage.ru_maxrss * 1024 / 1e9,  # ru_maxrss is in KiB on Linux
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print only the JSON object")
+    parser.add_argument("--skip-128k", action="store_true", help="leave out the 131,072-GPU case")
+    parser.add_argument("--child-128k", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_128k:
+        child_128k()
+        return 0
+    results: dict[str, float] = {
+        "expand_route_permutation_1k_s": best_of(expand_route_permutation, "dgx-h100-ib-ndr-1k"),
+        "expand_route_permutation_16k_s": best_of(
+            expand_route_permutation, "h100-ib-ndr-16k", repeats=2
+        ),
+    }
+    if not args.skip_128k:
+        results.update(big_case())
+    results.update(solver_speedup())
+    results["within_budget"] = all(results[k] < v for k, v in BUDGETS.items() if k in results) and (
+        results["solver_speedup_vs_reference"] >= 50
+    )
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for key, value in results.items():
+            print(f"{key:<36} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
