@@ -235,9 +235,15 @@ def _convert(value: Any, tp: Any, path: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _fail(path, f"expected a number, got {value!r}")
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except OverflowError:
+            raise _fail(
+                path, f"expected a finite number, got one of {len(str(value))} digits"
+            ) from None
+        if not math.isfinite(number):
             raise _fail(path, f"expected a finite number, got {value!r}")
-        return float(value)
+        return number
     if tp is str:
         if not isinstance(value, str):
             raise _fail(path, f"expected text, got {value!r}")
@@ -330,7 +336,13 @@ def _parse_text(text: str, tp: Any, path: str) -> Any:
                 return False
             raise ValueError
         if tp is int:
-            return int(float(text)) if float(text).is_integer() else int(text)
+            try:
+                return int(text)
+            except ValueError:
+                value = float(text)  # "1e3" is a whole number too
+                if not value.is_integer():
+                    raise
+                return int(value)
         if tp is float:
             value = float(text)
             if not math.isfinite(value):
@@ -345,6 +357,9 @@ def _parse_text(text: str, tp: Any, path: str) -> Any:
 
 
 def _field_type(obj: Any, name: str, path: str) -> Any:
+    if not dataclasses.is_dataclass(obj):
+        parent = path.rsplit(".", 1)[0]
+        raise _fail(path, f"{parent} is a plain value; it has no field {name!r}")
     hints = _hints(type(obj))
     if name not in hints:
         known = ", ".join(f.name for f in dataclasses.fields(obj))

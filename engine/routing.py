@@ -24,11 +24,14 @@ from engine.routing_kernels import (
     MODE_SPRAY,
     UNREACHABLE,
     mix64,
+    refine_adaptive,
     route_flows,
 )
 from engine.topology.expand import NODE_SWITCH, Fabric
 
 MODES = {"ecmp": MODE_ECMP, "adaptive": MODE_ADAPTIVE, "spray": MODE_SPRAY}
+# Re-placement rounds of adaptive routing after the greedy first placement.
+ADAPTIVE_PASSES = 2
 # Spraying writes one entry per (flow, equal-cost link); past this many the arrays would
 # outgrow a laptop's memory.
 MAX_ENTRIES = 400_000_000
@@ -78,6 +81,18 @@ def _csr(index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ptr, order.astype(np.int64)
 
 
+def _run_ends(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """For each position of links sorted by (src, dst): where its run of equal pairs ends."""
+    n = src.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+    starts = np.flatnonzero(new_run)
+    ends = np.append(starts[1:], n)
+    return np.repeat(ends, np.diff(np.append(starts, n))).astype(np.int64)
+
+
 class Router:
     """Routes connections on one expanded fabric, caching distances between calls."""
 
@@ -87,8 +102,10 @@ class Router:
         self.net_links = net
         src, dst = fabric.link_src[net], fabric.link_dst[net]
         n = fabric.n_nodes
-        out_ptr, order = _csr(src, n)
-        self.out_ptr, self.out_link = out_ptr, net[order]
+        out_ptr, _ = _csr(src, n)
+        by_neighbour = np.lexsort((net, dst, src))  # per node, parallel cables side by side
+        self.out_ptr, self.out_link = out_ptr, net[by_neighbour]
+        self.run_end = _run_ends(src[by_neighbour], dst[by_neighbour])
         in_ptr, in_order = _csr(dst, n)
         self.in_ptr, self.in_src = in_ptr, src[in_order]
         self.max_degree = int(np.max(np.diff(out_ptr))) if n else 0
@@ -112,15 +129,13 @@ class Router:
         index: dict[tuple[int, ...], int] = {}
         starts, ends = net_out[: f.n_gpus], net_out[1 : f.n_gpus + 1]
         degree = ends - starts
-        first = np.where(
-            degree > 0, f.link_dst[self.out_link[np.minimum(starts, len(self.out_link) - 1)]], -1
-        )
-        # Fast path: GPUs whose cables all go to one switch.
-        simple = degree > 0
-        for g in np.flatnonzero(degree > 1):
-            dsts = f.link_dst[self.out_link[starts[g] : ends[g]]]
-            if np.any(dsts != dsts[0]):
-                simple[g] = False
+        cabled = degree > 0
+        first = np.full(f.n_gpus, -1, dtype=np.int64)
+        last = np.full(f.n_gpus, -1, dtype=np.int64)
+        first[cabled] = f.link_dst[self.out_link[starts[cabled]]]
+        last[cabled] = f.link_dst[self.out_link[ends[cabled] - 1]]
+        # Out-links are sorted by neighbour: all cables go to one switch when first == last.
+        simple = cabled & (first == last)
         uniq, inverse = np.unique(first[simple], return_inverse=True)
         for sw in uniq:
             index[(int(sw),)] = len(self._key_sets)
@@ -230,39 +245,36 @@ class Router:
         dummy_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
         empty_i = np.empty(0, dtype=np.int64)
         empty_f = np.empty(0)
-        args = (
+        graph = (
             self.out_ptr,
             self.out_link,
+            self.run_end,
             fab.link_dst,
             self.is_switch,
             self.local_index,
             self._dist,
             self.max_degree,
-            f_key,
-            f_src,
-            f_entry,
-            f_exit,
-            f_dst,
-            hashes,
-            f_bytes,
-            fab.gpu_nvlink_up,
-            fab.gpu_nvlink_down,
+        )
+        nvlink = (fab.gpu_nvlink_up, fab.gpu_nvlink_down)
+        flows = (f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
+        route_flows(
+            mode,
+            False,
+            *graph,
+            *flows,
+            *nvlink,
             load,
             fab.link_capacity,
+            dummy_ptr,
+            empty_i,
+            empty_f,
+            counts,
         )
-        route_flows(mode, False, *args, dummy_ptr, empty_i, empty_f, counts)
         reachable = counts != UNREACHABLE
         if not np.all(reachable):
-            keep = reachable
-            conn, f_src, f_dst, f_entry, f_exit = (
-                conn[keep],
-                f_src[keep],
-                f_dst[keep],
-                f_entry[keep],
-                f_exit[keep],
-            )
-            hashes, f_bytes, f_key, counts = hashes[keep], f_bytes[keep], f_key[keep], counts[keep]
-            args = (*args[:7], f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes, *args[14:])
+            conn, counts = conn[reachable], counts[reachable]
+            flows = tuple(a[reachable] for a in flows)
+        f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes = flows
         total = int(counts.sum())
         if total > MAX_ENTRIES:
             raise MemoryError(
@@ -273,7 +285,34 @@ class Router:
         np.cumsum(counts, out=flow_ptr[1:])
         entry_link = np.empty(total, dtype=np.int64)
         entry_weight = np.empty(total)
-        route_flows(mode, True, *args, flow_ptr, entry_link, entry_weight, counts)
+        route_flows(
+            mode,
+            True,
+            *graph,
+            *flows,
+            *nvlink,
+            load,
+            fab.link_capacity,
+            flow_ptr,
+            entry_link,
+            entry_weight,
+            counts,
+        )
+        if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
+            refine_adaptive(
+                ADAPTIVE_PASSES,
+                *graph,
+                f_key,
+                f_src,
+                f_entry,
+                f_exit,
+                hashes,
+                f_bytes,
+                load,
+                fab.link_capacity,
+                flow_ptr,
+                entry_link,
+            )
         latency = (
             np.add.reduceat(entry_weight * fab.link_latency[entry_link], flow_ptr[:-1])
             if total

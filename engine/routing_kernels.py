@@ -29,47 +29,59 @@ def mix64(x: np.uint64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def _candidates(node, target, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf):
-    """Fill `buf` with the equal-cost next-hop links from `node` toward GPU `target`."""
+def _candidates(
+    node, target, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist, buf
+):
+    """Fill `buf` with the equal-cost next-hop links from `node` toward GPU `target`.
+
+    Out-links are sorted by neighbour; `run_end[e]` skips the parallel cables to the same
+    neighbour, so each neighbour's distance is looked up once.
+    """
     n = 0
+    stop = out_ptr[node + 1]
     if is_switch[node]:
         d = dist[key, local_index[node]]
-        for e in range(out_ptr[node], out_ptr[node + 1]):
+        e = out_ptr[node]
+        while e < stop:
             w = link_dst[out_link[e]]
-            if d == 0:
-                if w == target:
-                    buf[n] = out_link[e]
+            r = run_end[e]
+            if (d == 0 and w == target) or (
+                d > 0 and is_switch[w] and dist[key, local_index[w]] == d - 1
+            ):
+                for k in range(e, r):
+                    buf[n] = out_link[k]
                     n += 1
-            elif is_switch[w] and dist[key, local_index[w]] == d - 1:
-                buf[n] = out_link[e]
-                n += 1
+            e = r
         return n
-    best = -1
-    for e in range(out_ptr[node], out_ptr[node + 1]):
-        w = link_dst[out_link[e]]
-        if is_switch[w]:
-            dw = dist[key, local_index[w]]
-            if dw >= 0 and (best < 0 or dw < best):
-                best = dw
+    best = _first_distance(
+        node, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+    )
     if best < 0:
         return 0
-    for e in range(out_ptr[node], out_ptr[node + 1]):
+    e = out_ptr[node]
+    while e < stop:
         w = link_dst[out_link[e]]
+        r = run_end[e]
         if is_switch[w] and dist[key, local_index[w]] == best:
-            buf[n] = out_link[e]
-            n += 1
+            for k in range(e, r):
+                buf[n] = out_link[k]
+                n += 1
+        e = r
     return n
 
 
 @njit(cache=True, nogil=True)
-def _first_distance(entry, key, out_ptr, out_link, link_dst, is_switch, local_index, dist):
+def _first_distance(entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist):
+    """Fewest hops from a neighbour switch of `entry` to the target set (-1: none)."""
     best = -1
-    for e in range(out_ptr[entry], out_ptr[entry + 1]):
+    e = out_ptr[entry]
+    while e < out_ptr[entry + 1]:
         w = link_dst[out_link[e]]
         if is_switch[w]:
             dw = dist[key, local_index[w]]
             if dw >= 0 and (best < 0 or dw < best):
                 best = dw
+        e = run_end[e]
     return best
 
 
@@ -80,6 +92,7 @@ def _spray_dag(
     key,
     out_ptr,
     out_link,
+    run_end,
     link_dst,
     is_switch,
     local_index,
@@ -106,7 +119,17 @@ def _spray_dag(
         if node == target:
             continue
         nc = _candidates(
-            node, target, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf
+            node,
+            target,
+            key,
+            out_ptr,
+            out_link,
+            run_end,
+            link_dst,
+            is_switch,
+            local_index,
+            dist,
+            buf,
         )
         share = weight[node] / nc
         for c in range(nc):
@@ -125,6 +148,27 @@ def _spray_dag(
     return count
 
 
+TIE = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def _extend(after, path_max, path_count):
+    """(busiest utilization, links at it) of a path prefix extended by a link at `after`."""
+    if after > path_max * (1.0 + TIE):
+        return after, 1
+    if after >= path_max * (1.0 - TIE):
+        return path_max, path_count + 1
+    return path_max, path_count
+
+
+@njit(cache=True, nogil=True)
+def _better(m1, c1, m2, c2):
+    """Whether (busiest, count) m1, c1 is strictly better than m2, c2."""
+    if m1 < m2 * (1.0 - TIE):
+        return True
+    return m1 <= m2 * (1.0 + TIE) and c1 < c2
+
+
 @njit(cache=True, nogil=True)
 def _adaptive_path(
     entry,
@@ -132,82 +176,120 @@ def _adaptive_path(
     key,
     out_ptr,
     out_link,
+    run_end,
     link_dst,
     is_switch,
     local_index,
     dist,
-    buf,
-    order,
-    best,
-    stamp,
-    tag,
+    cand,
+    n_cand,
+    pos,
+    rot,
+    part_max,
+    part_count,
+    part_idle,
+    trial,
     load,
     capacity,
     nbytes,
     seed_hash,
     path_out,
 ):
-    """The equal-cost path whose busiest link, after adding this flow, is least loaded."""
-    head = 0
-    tail = 1
-    order[0] = entry
-    stamp[entry] = tag
-    while head < tail:
-        node = order[head]
-        head += 1
-        if node == target:
+    """The least-loaded equal-cost path for a flow of `nbytes`; adds the flow to `load`.
+
+    Paths compare by their busiest link after adding the flow, then by how many links are at
+    that load (so a flow does not pick a path crossing two busy links over one crossing one).
+    An idle path is taken as soon as one is found, as adaptive routing sends to free ports.
+    Depth-first search with the candidates visited in a hashed order (ties go to a spread of
+    paths) and prefixes already no better than the best path pruned. `cand` etc. are scratch
+    arrays with a row per hop. Returns the number of hops written to `path_out`.
+    """
+    best_max, best_count, best_hops = np.inf, 1 << 30, 0
+    depth = 0
+    n_cand[0] = _candidates(
+        entry,
+        target,
+        key,
+        out_ptr,
+        out_link,
+        run_end,
+        link_dst,
+        is_switch,
+        local_index,
+        dist,
+        cand[0],
+    )
+    pos[0] = 0
+    rot[0] = mix64(seed_hash ^ np.uint64(entry))
+    part_max[0] = 0.0
+    part_count[0] = 0
+    part_idle[0] = True
+    while depth >= 0:
+        if pos[depth] >= n_cand[depth]:
+            depth -= 1
             continue
-        nc = _candidates(
-            node, target, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf
-        )
-        for c in range(nc):
-            w = link_dst[buf[c]]
-            if stamp[w] != tag:
-                stamp[w] = tag
-                order[tail] = w
-                tail += 1
-    best[target] = 0.0
-    for i in range(tail - 1, -1, -1):
-        node = order[i]
-        if node == target:
+        link = cand[depth, int((rot[depth] + np.uint64(pos[depth])) % np.uint64(n_cand[depth]))]
+        pos[depth] += 1
+        m, k = _extend((load[link] + nbytes) / capacity[link], part_max[depth], part_count[depth])
+        if best_hops > 0 and not _better(m, k, best_max, best_count):
             continue
-        nc = _candidates(
-            node, target, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf
+        trial[depth] = link
+        idle = part_idle[depth] and load[link] == 0.0
+        node = link_dst[link]
+        if node == target:
+            best_max, best_count, best_hops = m, k, depth + 1
+            for h in range(depth + 1):
+                path_out[h] = trial[h]
+            if idle:
+                break
+            continue
+        depth += 1
+        n_cand[depth] = _candidates(
+            node,
+            target,
+            key,
+            out_ptr,
+            out_link,
+            run_end,
+            link_dst,
+            is_switch,
+            local_index,
+            dist,
+            cand[depth],
         )
-        value = np.inf
-        for c in range(nc):
-            link = buf[c]
-            after = (load[link] + nbytes) / capacity[link]
-            v = max(after, best[link_dst[link]])
-            if v < value:
-                value = v
-        best[node] = value
-    node = entry
-    hops = 0
-    while node != target:
-        nc = _candidates(
-            node, target, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf
-        )
-        lowest = np.inf
-        for c in range(nc):
-            link = buf[c]
-            v = max((load[link] + nbytes) / capacity[link], best[link_dst[link]])
-            if v < lowest:
-                lowest = v
-        ties = 0
-        for c in range(nc):
-            link = buf[c]
-            v = max((load[link] + nbytes) / capacity[link], best[link_dst[link]])
-            if v <= lowest * (1.0 + 1e-12):
-                buf[ties] = link
-                ties += 1
-        pick = buf[int(mix64(seed_hash ^ np.uint64(node)) % np.uint64(ties))]
-        path_out[hops] = pick
-        hops += 1
-        node = link_dst[pick]
-    for h in range(hops):
+        pos[depth] = 0
+        rot[depth] = mix64(seed_hash ^ np.uint64(node))
+        part_max[depth] = m
+        part_count[depth] = k
+        part_idle[depth] = idle
+    for h in range(best_hops):
         load[path_out[h]] += nbytes
-    return hops
+    return best_hops
+
+
+@njit(cache=True, nogil=True)
+def _max_hops(dist):
+    """An upper bound on network hops of a shortest path (entry and exit links included)."""
+    longest = 0
+    for v in dist.ravel():
+        if v > longest:
+            longest = v
+    return int(longest) + 3
+
+
+@njit(cache=True, nogil=True)
+def _dfs_scratch(max_hops, max_degree):
+    """Scratch arrays of `_adaptive_path` for paths up to `max_hops` network hops."""
+    return (
+        np.empty((max_hops, max(max_degree, 1)), dtype=np.int64),
+        np.zeros(max_hops, dtype=np.int64),
+        np.zeros(max_hops, dtype=np.int64),
+        np.zeros(max_hops, dtype=np.uint64),
+        np.zeros(max_hops),
+        np.zeros(max_hops, dtype=np.int64),
+        np.zeros(max_hops, dtype=np.bool_),
+        np.zeros(max_hops, dtype=np.int64),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -216,6 +298,7 @@ def route_flows(
     write,
     out_ptr,
     out_link,
+    run_end,
     link_dst,
     is_switch,
     local_index,
@@ -249,6 +332,7 @@ def route_flows(
     scratch = np.zeros(n_nodes)
     stamp = np.zeros(n_nodes, dtype=np.int64)
     path = np.empty(n_nodes, dtype=np.int64)
+    dfs = _dfs_scratch(_max_hops(dist), max_degree)
     for f in range(flow_src.shape[0]):
         src, dst, entry, exit_ = flow_src[f], flow_dst[f], flow_entry[f], flow_exit[f]
         pos = flow_ptr[f] if write else 0
@@ -263,7 +347,9 @@ def route_flows(
             continue
         key = flow_key[f]
         if (
-            _first_distance(entry, key, out_ptr, out_link, link_dst, is_switch, local_index, dist)
+            _first_distance(
+                entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+            )
             < 0
         ):
             counts[f] = UNREACHABLE
@@ -282,6 +368,7 @@ def route_flows(
                 key,
                 out_ptr,
                 out_link,
+                run_end,
                 link_dst,
                 is_switch,
                 local_index,
@@ -303,15 +390,12 @@ def route_flows(
                     key,
                     out_ptr,
                     out_link,
+                    run_end,
                     link_dst,
                     is_switch,
                     local_index,
                     dist,
-                    buf,
-                    order,
-                    scratch,
-                    stamp,
-                    f + 1,
+                    *dfs,
                     load,
                     capacity,
                     flow_bytes[f],
@@ -325,7 +409,15 @@ def route_flows(
             else:
                 n += (
                     _first_distance(
-                        entry, key, out_ptr, out_link, link_dst, is_switch, local_index, dist
+                        entry,
+                        key,
+                        out_ptr,
+                        out_link,
+                        run_end,
+                        link_dst,
+                        is_switch,
+                        local_index,
+                        dist,
                     )
                     + 2
                 )
@@ -333,7 +425,17 @@ def route_flows(
             node = entry
             while node != exit_:
                 nc = _candidates(
-                    node, exit_, key, out_ptr, out_link, link_dst, is_switch, local_index, dist, buf
+                    node,
+                    exit_,
+                    key,
+                    out_ptr,
+                    out_link,
+                    run_end,
+                    link_dst,
+                    is_switch,
+                    local_index,
+                    dist,
+                    buf,
                 )
                 pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(nc))]
                 if write:
@@ -349,3 +451,78 @@ def route_flows(
                 entry_weight[pos + n + 1] = 1.0
             n += 2
         counts[f] = n
+
+
+@njit(cache=True, nogil=True)
+def refine_adaptive(
+    passes,
+    out_ptr,
+    out_link,
+    run_end,
+    link_dst,
+    is_switch,
+    local_index,
+    dist,
+    max_degree,
+    flow_key,
+    flow_src,
+    flow_entry,
+    flow_exit,
+    flow_hash,
+    flow_bytes,
+    load,
+    capacity,
+    flow_ptr,
+    entry_link,
+):
+    """Re-place each adaptive flow on the best path given all others, `passes` times.
+
+    The first placement is greedy in flow order, so early flows cannot see later ones;
+    revisiting them converges toward the balance adaptive routing reaches in a real fabric,
+    where every packet keeps choosing. Shortest paths all have the same length, so a flow's
+    network entries are rewritten in place. `load` must hold the bytes of the current paths.
+    """
+    path = np.empty(_max_hops(dist), dtype=np.int64)
+    dfs = _dfs_scratch(_max_hops(dist), max_degree)
+    for _ in range(passes):
+        for f in range(flow_src.shape[0]):
+            entry = flow_entry[f]
+            if entry < 0:
+                continue
+            start = flow_ptr[f] + (2 if entry != flow_src[f] else 0)
+            hops = (
+                _first_distance(
+                    entry,
+                    flow_key[f],
+                    out_ptr,
+                    out_link,
+                    run_end,
+                    link_dst,
+                    is_switch,
+                    local_index,
+                    dist,
+                )
+                + 2
+            )
+            for h in range(hops):
+                load[entry_link[start + h]] -= flow_bytes[f]
+            n = _adaptive_path(
+                entry,
+                flow_exit[f],
+                flow_key[f],
+                out_ptr,
+                out_link,
+                run_end,
+                link_dst,
+                is_switch,
+                local_index,
+                dist,
+                *dfs,
+                load,
+                capacity,
+                flow_bytes[f],
+                flow_hash[f],
+                path,
+            )
+            for h in range(n):
+                entry_link[start + h] = path[h]

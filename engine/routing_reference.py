@@ -1,8 +1,9 @@
 """Plain-Python twin of the routing kernels, for tests on small fabrics.
 
 It recomputes distances with breadth-first search from scratch, finds equal-cost next hops,
-and applies the same three policies (hash choice, least-loaded path, even split) with the same
-hash, so the kernels' entries can be checked one by one.
+and applies the three policies: the same hash choice as ECMP, an even split for spraying, and
+for adaptive routing the full set of paths it may choose (found by enumerating every
+equal-cost path), so the kernels' entries can be checked one by one.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ReferenceRouter:
         net = np.flatnonzero(fabric.network_link_mask())
         self.out: dict[int, list[int]] = {}
         self.inc: dict[int, list[int]] = {}
-        for link in sorted(net, key=lambda e: (fabric.link_src[e], e)):
+        for link in sorted(net, key=lambda e: (fabric.link_src[e], fabric.link_dst[e], e)):
             self.out.setdefault(int(fabric.link_src[link]), []).append(int(link))
         for link in net:
             self.inc.setdefault(int(fabric.link_dst[link]), []).append(int(fabric.link_src[link]))
@@ -106,35 +107,48 @@ class ReferenceRouter:
                 weight[nxt] += weight[node] / len(cands)
         return share
 
-    def adaptive(
-        self, entry: int, exit_: int, load: dict[int, float], nbytes: float, flow_hash: int
-    ) -> list[int]:
-        """The path minimising its busiest link after placing `nbytes`; updates `load`."""
+    def paths(self, entry: int, exit_: int) -> list[list[int]]:
+        """Every equal-cost (shortest) path from GPU `entry` to GPU `exit_`."""
         dist = self._dist(exit_)
-        cap = self.f.link_capacity
         dst = self.f.link_dst
-        memo: dict[int, float] = {exit_: 0.0}
 
-        def best(node: int) -> float:
-            if node not in memo:
-                memo[node] = min(
-                    max((load.get(e, 0.0) + nbytes) / cap[e], best(int(dst[e])))
-                    for e in self._candidates(node, exit_, dist)
-                )
-            return memo[node]
+        def walk(node: int) -> list[list[int]]:
+            if node == exit_:
+                return [[]]
+            return [
+                [e, *rest]
+                for e in self._candidates(node, exit_, dist)
+                for rest in walk(int(dst[e]))
+            ]
 
-        node, path = entry, []
-        while node != exit_:
-            cands = self._candidates(node, exit_, dist)
-            values = [max((load.get(e, 0.0) + nbytes) / cap[e], best(int(dst[e]))) for e in cands]
-            low = min(values)
-            ties = [e for e, v in zip(cands, values, strict=True) if v <= low * (1 + 1e-12)]
-            pick = ties[mix64_reference(flow_hash ^ node) % len(ties)]
-            path.append(pick)
-            node = int(dst[pick])
-        for e in path:
-            load[e] = load.get(e, 0.0) + nbytes
-        return path
+        return walk(entry)
+
+    def adaptive_optimal(
+        self, entry: int, exit_: int, load: dict[int, float], nbytes: float
+    ) -> list[list[int]]:
+        """The paths adaptive routing may pick: the idle ones if any, else the least loaded.
+
+        A path's load is its busiest link after adding `nbytes` (utilization), then the
+        number of its links at that utilization.
+        """
+        cap = self.f.link_capacity
+        candidates = self.paths(entry, exit_)
+        idle = [p for p in candidates if all(load.get(e, 0.0) == 0.0 for e in p)]
+        if idle:
+            return idle
+
+        def score(path: list[int]) -> tuple[float, int]:
+            after = [(load.get(e, 0.0) + nbytes) / cap[e] for e in path]
+            top = max(after)
+            return top, sum(1 for a in after if a >= top * (1 - 1e-12))
+
+        scores = [score(p) for p in candidates]
+        top = min(m for m, _ in scores)
+        close = [
+            (p, c) for p, (m, c) in zip(candidates, scores, strict=True) if m <= top * (1 + 1e-12)
+        ]
+        fewest = min(c for _, c in close)
+        return [p for p, c in close if c == fewest]
 
 
 def route_reference(fabric: Fabric, src: int, dst: int, policy: RoutingPolicy) -> dict[int, float]:
@@ -143,7 +157,5 @@ def route_reference(fabric: Fabric, src: int, dst: int, policy: RoutingPolicy) -
     if policy.mode == "spray":
         return r.spray(src, dst)
     if policy.mode == "adaptive":
-        return dict.fromkeys(
-            r.adaptive(src, dst, {}, 1.0, flow_hash_reference(src, dst, 0, policy.seed)), 1.0
-        )
+        return dict.fromkeys(r.adaptive_optimal(src, dst, {}, 1.0)[0], 1.0)
     return dict.fromkeys(r.ecmp(src, dst, flow_hash_reference(src, dst, 0, policy.seed)), 1.0)

@@ -23,6 +23,8 @@ from engine.model import (
     Scenario,
 )
 
+MAX_SEED = 2**63 - 1  # seeds feed 64-bit hashes and numpy's random generator
+
 
 def group_where(g: DeviceGroup) -> str:
     """How problems name a group."""
@@ -288,6 +290,15 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
                 "flows_per_connection",
             )
         )
+    for where, obj in (("routing", r), ("workload", w)):
+        if not 0 <= obj.seed <= MAX_SEED:
+            problems.append(
+                Problem(
+                    where,
+                    f"seed must be a whole number from 0 to {MAX_SEED}, not {obj.seed}",
+                    "seed",
+                )
+            )
     if w.kind not in WORKLOAD_KINDS:
         problems.append(
             Problem(
@@ -309,7 +320,7 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
         g = groups.get(sf.group)
         if g is None or g.kind != "switch":
             problems.append(Problem(where, f"no switch group {sf.group!r}", "group"))
-        elif not 0 <= sf.index < g.count:
+        elif g.count >= 1 and not 0 <= sf.index < g.count:
             problems.append(
                 Problem(where, f"index {sf.index} outside {sf.group} (0..{g.count - 1})", "index")
             )
