@@ -37,6 +37,36 @@ def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
     return f"{ta}->{tb}" if upward else f"{tb}->{ta}"
 
 
+def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str, float]]:
+    """Min, mean and max utilization and idle share of the links of each tier pair."""
+    labels: dict[str, np.ndarray] = {}
+    for b in range(-1, len(fabric.scenario.bundles)):
+        for upward in (True, False):
+            mask = (fabric.link_bundle == b) & (fabric.link_upward == upward)
+            if np.any(mask):
+                label = tier_label(fabric, b, upward)
+                labels[label] = mask if label not in labels else labels[label] | mask
+    result = {}
+    for label, mask in labels.items():
+        u = util[mask]
+        result[label] = {
+            **_stats(u),
+            "links": int(mask.sum()),
+            "idle_fraction": float(np.mean(u <= 1e-12)),
+        }
+    return result
+
+
+def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
+    """The busiest links, with a readable name, their index and utilization."""
+    top = np.argsort(util)[::-1][:count]
+    return [
+        {"link": describe_link(fabric, int(i)), "index": int(i), "utilization": float(util[i])}
+        for i in top
+        if util[i] > 0
+    ]
+
+
 def topology_summary(fabric: Fabric) -> dict[str, Any]:
     """GPUs, servers, switches per tier, cables per bundle, bisection and oversubscription."""
     s = fabric.scenario
@@ -105,22 +135,8 @@ def permutation_test(
     conn_hops = np.zeros(routed.n_connections)
     np.maximum.at(conn_hops, routed.connection, hops)
     cross_leaf = conn_hops[reached] > 2 + 1e-9
-    per_tier: dict[str, dict[str, float]] = {}
-    labels = {}
-    for b in range(-1, len(s.bundles)):
-        for upward in (True, False):
-            mask = (fabric.link_bundle == b) & (fabric.link_upward == upward)
-            if np.any(mask):
-                label = tier_label(fabric, b, upward)
-                labels[label] = mask if label not in labels else labels[label] | mask
-    for label, mask in labels.items():
-        u = util[mask]
-        per_tier[label] = {
-            **_stats(u),
-            "links": int(mask.sum()),
-            "idle_fraction": float(np.mean(u <= 1e-12)),
-        }
-    hottest = np.argsort(util)[::-1][:10]
+    per_tier = utilization_by_tier(fabric, util)
+    hottest = hottest_links(fabric, util)
     return {
         "connections": int(routed.n_connections),
         "flows": int(routed.n_flows),
@@ -134,11 +150,7 @@ def permutation_test(
         "aggregate_throughput_Bps": float(per_conn.sum()),
         "mean_path_latency_s": float(routed.latency.mean()) if routed.latency.size else 0.0,
         "link_utilization": per_tier,
-        "hottest_links": [
-            {"link": describe_link(fabric, int(i)), "utilization": float(util[i])}
-            for i in hottest
-            if util[i] > 0
-        ],
+        "hottest_links": hottest,
         "route_s": t_route,
         "solve_s": t_solve,
     }

@@ -18,6 +18,46 @@ from numba import njit
 
 # A link counts as full when less than this fraction of its capacity is left.
 SATURATION_TOLERANCE = 1e-12
+# Links whose fair share lies within this relative distance of the round's level fill
+# together: without it, rounding spreads equal bottlenecks over thousands of rounds.
+LEVEL_TIE = 1e-11
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(keys, vals, size, key, val):
+    i = size
+    keys[i] = key
+    vals[i] = val
+    while i > 0:
+        parent = (i - 1) // 2
+        if keys[parent] <= keys[i]:
+            break
+        keys[parent], keys[i] = keys[i], keys[parent]
+        vals[parent], vals[i] = vals[i], vals[parent]
+        i = parent
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _heap_pop(keys, vals, size):
+    key, val = keys[0], vals[0]
+    size -= 1
+    keys[0] = keys[size]
+    vals[0] = vals[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and keys[left + 1] < keys[left]:
+            child = left + 1
+        if keys[i] <= keys[child]:
+            break
+        keys[child], keys[i] = keys[i], keys[child]
+        vals[child], vals[i] = vals[i], vals[child]
+        i = child
+    return key, val, size
 
 
 @njit(cache=True, nogil=True)
@@ -31,60 +71,72 @@ def max_min_kernel(
 ) -> int:
     """Write max-min fair rates of the `active` flows into `rates`; return the rounds used.
 
-    Inactive flows get rate 0 and use nothing. A flow with no entries is left at 0 (it
-    crosses no link, so it has no bottleneck and is not the solver's to rate).
+    The water level rises until the link with the smallest fair share fills; a min-heap of
+    link shares (refreshed lazily when flows freeze) finds it without scanning every link or
+    flow each round, so thousands of distinct bottlenecks (ECMP collisions) stay cheap.
+    Inactive flows get rate 0 and use nothing; a flow with no entries is left at 0.
     """
     n_flows = flow_ptr.shape[0] - 1
     n_links = capacity.shape[0]
-    remaining = capacity.copy()
-    demand = np.zeros(n_links)
-    saturated = np.zeros(n_links, dtype=np.bool_)
-    live = np.empty(n_flows, dtype=np.int64)
+    demand = np.zeros(n_links)  # summed weights of unfrozen flows
+    live_on = np.zeros(n_links, dtype=np.int64)
+    used = np.zeros(n_links)  # capacity taken by frozen flows
+    frozen = np.ones(n_flows, dtype=np.bool_)
     n_live = 0
     for f in range(n_flows):
         rates[f] = 0.0
         if active[f] and flow_ptr[f + 1] > flow_ptr[f]:
-            live[n_live] = f
+            frozen[f] = False
             n_live += 1
-    rounds = 0
-    while n_live > 0:
-        rounds += 1
-        for i in range(n_live):
-            f = live[i]
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
                 demand[entry_link[e]] += entry_weight[e]
-        delta = np.inf
-        for i in range(n_live):
-            f = live[i]
+                live_on[entry_link[e]] += 1
+    # Flows of each link (transpose of the flow -> link entries).
+    link_ptr = np.zeros(n_links + 1, dtype=np.int64)
+    for f in range(n_flows):
+        if not frozen[f]:
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
-                link = entry_link[e]
-                share = remaining[link] / demand[link]
-                if share < delta:
-                    delta = share
-        if delta < 0.0:
-            delta = 0.0
-        for i in range(n_live):
-            f = live[i]
-            rates[f] += delta
+                link_ptr[entry_link[e] + 1] += 1
+    for link in range(n_links):
+        link_ptr[link + 1] += link_ptr[link]
+    fill = link_ptr[:-1].copy()
+    link_flow = np.empty(link_ptr[-1], dtype=np.int64)
+    for f in range(n_flows):
+        if not frozen[f]:
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
-                link = entry_link[e]
-                if demand[link] > 0.0:
-                    remaining[link] -= demand[link] * delta
-                    demand[link] = 0.0
-                    if remaining[link] <= SATURATION_TOLERANCE * capacity[link]:
-                        saturated[link] = True
-        kept = 0
-        for i in range(n_live):
-            f = live[i]
-            frozen = False
+                link_flow[fill[entry_link[e]]] = f
+                fill[entry_link[e]] += 1
+    keys = np.empty(link_ptr[-1] + n_links + 1)
+    vals = np.empty(link_ptr[-1] + n_links + 1, dtype=np.int64)
+    size = 0
+    for link in range(n_links):
+        if live_on[link] > 0:
+            size = _heap_push(keys, vals, size, capacity[link] / demand[link], link)
+    level = 0.0
+    rounds = 0
+    while n_live > 0 and size > 0:
+        key, link, size = _heap_pop(keys, vals, size)
+        if live_on[link] == 0:
+            continue
+        share = max(capacity[link] - used[link], 0.0) / demand[link]
+        if share > key * (1.0 + LEVEL_TIE):
+            size = _heap_push(keys, vals, size, share, link)  # stale entry: share grew
+            continue
+        rounds += 1
+        if share > level:
+            level = share
+        for k in range(link_ptr[link], link_ptr[link + 1]):
+            f = link_flow[k]
+            if frozen[f]:
+                continue
+            frozen[f] = True
+            rates[f] = level
+            n_live -= 1
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
-                if saturated[entry_link[e]]:
-                    frozen = True
-                    break
-            if not frozen:
-                live[kept] = f
-                kept += 1
-        n_live = kept
+                other = entry_link[e]
+                used[other] += entry_weight[e] * level
+                live_on[other] -= 1
+                demand[other] = demand[other] - entry_weight[e] if live_on[other] > 0 else 0.0
     return rounds
 
 

@@ -31,7 +31,8 @@ TIERS = ("server", "leaf", "spine", "core")
 PATTERNS = ("rail", "full", "one-to-one", "striped")
 TECHNOLOGIES = ("infiniband", "roce")
 ROUTING_MODES = ("ecmp", "adaptive", "spray")
-WORKLOAD_KINDS = ("permutation",)
+WORKLOAD_KINDS = ("permutation", "collective", "training")
+LOSS_RECOVERY = ("link-retransmit", "go-back-n", "selective-repeat")
 
 
 @dataclass
@@ -93,6 +94,9 @@ class FabricSettings:
     nic_latency_ns: float | None = None
     header_efficiency: float | None = None
     mtu_bytes: int | None = None
+    incast_efficiency: float | None = None
+    packet_loss_rate: float | None = None
+    loss_recovery: str | None = None
 
 
 @dataclass
@@ -101,7 +105,8 @@ class RoutingPolicy:
 
     ``ecmp``: each flow hashed onto one path (deterministic for `seed`), split into
     `flows_per_connection` independently hashed sub-flows like NCCL's queue pairs per
-    connection. ``adaptive``: each flow on the least-loaded path. ``spray``: every flow split
+    connection. ``adaptive``: each flow on the least-loaded path
+    (past 200,000 flows in one pattern, the least-loaded next link at each hop). ``spray``: every flow split
     evenly over all equal-cost next hops. `pxn` forwards over NVLink to the local GPU on the
     destination's rail before entering the network (NCCL's PXN); without it a GPU uses its own
     NIC whenever that NIC can reach the destination.
@@ -114,12 +119,45 @@ class RoutingPolicy:
 
 
 @dataclass
+class TrainingJob:
+    """A training job: a model preset (fields overridable) and its parallelism layout.
+
+    ``tp * pp * dp * cp`` ranks are used (``ep`` splits the data-parallel ranks for the
+    experts of a mixture-of-experts model). Zero values mean "the model preset's default".
+    """
+
+    model: str = "gpt3-175b"
+    tp: int = 0
+    pp: int = 0
+    dp: int = 0
+    ep: int = 0
+    cp: int = 0
+    micro_batch: int = 0
+    global_batch: int = 0
+    seq_len: int = 0
+    zero_stage: int = -1
+    compute_efficiency: float = 0.0
+    overlap_dp: bool = True
+    overrides: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class Workload:
-    """What traffic to evaluate. ``permutation``: every GPU sends to one GPU on another server."""
+    """What traffic to evaluate.
+
+    ``permutation``: every GPU sends to one GPU on another server. The collective fields
+    (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs) drive the collective benchmark;
+    `training` the training-step model.
+    """
 
     kind: str = "permutation"
     seed: int = 0
     message_bytes: float = 1073741824.0
+    op: str = "all-reduce"
+    algorithm: str = "auto"
+    protocol: str = "auto"
+    ranks: int = 0
+    training: TrainingJob = field(default_factory=TrainingJob)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from engine.graph_kernels import component_labels, distances_to_targets
 from engine.model import RoutingPolicy
 from engine.routing_kernels import (
     MODE_ADAPTIVE,
+    MODE_ADAPTIVE_LOCAL,
     MODE_ECMP,
     MODE_SPRAY,
     UNREACHABLE,
@@ -32,6 +33,9 @@ from engine.topology.expand import NODE_SWITCH, Fabric
 MODES = {"ecmp": MODE_ECMP, "adaptive": MODE_ADAPTIVE, "spray": MODE_SPRAY}
 # Re-placement rounds of adaptive routing after the greedy first placement.
 ADAPTIVE_PASSES = 2
+# Above this many flows adaptive routing decides hop by hop (least-loaded next link), as a
+# switch does, instead of searching whole paths: the search costs ~40 us a flow.
+ADAPTIVE_PATH_SEARCH_MAX_FLOWS = 200_000
 # Spraying writes one entry per (flow, equal-cost link); past this many the arrays would
 # outgrow a laptop's memory.
 MAX_ENTRIES = 400_000_000
@@ -281,6 +285,8 @@ class Router:
                 f"spraying {conn.shape[0]} flows over every equal-cost link needs {total:,} path entries "
                 f"(over {MAX_ENTRIES:,}); use routing.mode=adaptive for a fabric this large"
             )
+        if mode == MODE_ADAPTIVE and conn.shape[0] > ADAPTIVE_PATH_SEARCH_MAX_FLOWS:
+            mode = MODE_ADAPTIVE_LOCAL
         flow_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
         np.cumsum(counts, out=flow_ptr[1:])
         entry_link = np.empty(total, dtype=np.int64)
@@ -318,7 +324,9 @@ class Router:
             if total
             else np.zeros(0)
         )
-        unreachable = np.union1d(np.flatnonzero(bad), np.setdiff1d(np.arange(n_conn)[~bad], conn))
+        routed_mask = np.zeros(n_conn, dtype=bool)
+        routed_mask[conn] = True
+        unreachable = np.flatnonzero(~routed_mask)
         return RoutedFlows(
             n_connections=n_conn,
             connection=conn,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-MODE_ECMP, MODE_ADAPTIVE, MODE_SPRAY = 0, 1, 2
+MODE_ECMP, MODE_ADAPTIVE, MODE_SPRAY, MODE_ADAPTIVE_LOCAL = 0, 1, 2, 3
 UNREACHABLE = -1
 
 
@@ -382,10 +382,43 @@ def route_flows(
                 entry_weight[pos + n :],
                 write,
             )
+        elif not write:
+            # Every shortest path has the same length: count without walking it.
+            n += (
+                _first_distance(
+                    entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+                )
+                + 2
+            )
         elif mode == MODE_ADAPTIVE:
-            if write:
-                hops = _adaptive_path(
-                    entry,
+            hops = _adaptive_path(
+                entry,
+                exit_,
+                key,
+                out_ptr,
+                out_link,
+                run_end,
+                link_dst,
+                is_switch,
+                local_index,
+                dist,
+                *dfs,
+                load,
+                capacity,
+                flow_bytes[f],
+                flow_hash[f],
+                path,
+            )
+            for h in range(hops):
+                entry_link[pos + n + h] = path[h]
+                entry_weight[pos + n + h] = 1.0
+            n += hops
+        elif mode == MODE_ADAPTIVE_LOCAL:
+            # Per hop: the least-loaded next link after adding this flow (ties hashed).
+            node = entry
+            while node != exit_:
+                nc = _candidates(
+                    node,
                     exit_,
                     key,
                     out_ptr,
@@ -395,32 +428,22 @@ def route_flows(
                     is_switch,
                     local_index,
                     dist,
-                    *dfs,
-                    load,
-                    capacity,
-                    flow_bytes[f],
-                    flow_hash[f],
-                    path,
+                    buf,
                 )
-                for h in range(hops):
-                    entry_link[pos + n + h] = path[h]
-                    entry_weight[pos + n + h] = 1.0
-                n += hops
-            else:
-                n += (
-                    _first_distance(
-                        entry,
-                        key,
-                        out_ptr,
-                        out_link,
-                        run_end,
-                        link_dst,
-                        is_switch,
-                        local_index,
-                        dist,
-                    )
-                    + 2
-                )
+                lowest = np.inf
+                for c in range(nc):
+                    lowest = min(lowest, (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]])
+                ties = 0
+                for c in range(nc):
+                    if (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]] <= lowest * (1.0 + TIE):
+                        buf[ties] = buf[c]
+                        ties += 1
+                pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(ties))]
+                load[pick] += flow_bytes[f]
+                entry_link[pos + n] = pick
+                entry_weight[pos + n] = 1.0
+                n += 1
+                node = link_dst[pick]
         else:
             node = entry
             while node != exit_:

@@ -13,6 +13,7 @@ from engine.catalog import Catalog
 from engine.errors import Problem
 from engine.model import (
     GROUP_KINDS,
+    LOSS_RECOVERY,
     PATTERNS,
     ROUTING_MODES,
     TECHNOLOGIES,
@@ -275,6 +276,34 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
     if f.mtu_bytes is not None and f.mtu_bytes < 256:
         problems.append(
             Problem("fabric", f"mtu_bytes must be at least 256, not {f.mtu_bytes}", "mtu_bytes")
+        )
+    if f.incast_efficiency is not None and not 0 < f.incast_efficiency <= 1:
+        problems.append(
+            Problem(
+                "fabric",
+                f"incast_efficiency must be in (0, 1], not {f.incast_efficiency:g}",
+                "incast_efficiency",
+            )
+        )
+    if f.packet_loss_rate is not None and not 0 <= f.packet_loss_rate < 1:
+        problems.append(
+            Problem(
+                "fabric",
+                f"packet_loss_rate must be in [0, 1), not {f.packet_loss_rate:g}",
+                "packet_loss_rate",
+            )
+        )
+    if f.loss_recovery is not None and f.loss_recovery not in LOSS_RECOVERY:
+        problems.append(
+            Problem(
+                "fabric",
+                f"unknown loss_recovery {f.loss_recovery!r}; use one of {', '.join(LOSS_RECOVERY)}",
+                "loss_recovery",
+            )
+        )
+    if w.ranks < 0:
+        problems.append(
+            Problem("workload", f"ranks must be 0 (all GPUs) or positive, not {w.ranks}", "ranks")
         )
     if r.mode not in ROUTING_MODES:
         problems.append(
