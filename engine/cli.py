@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.catalog import default_catalog
 from engine.errors import CatalogError, Problem, ScenarioError
 from engine.model import Scenario, apply_override, from_json
@@ -135,6 +137,93 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(text: str) -> float:
+    """Bytes from text like ``8``, ``64K``, ``8G`` (binary units, as nccl-tests)."""
+    t = (
+        text.strip().upper().removesuffix("IB").removesuffix("B")
+        if text.strip().upper() not in ("B",)
+        else ""
+    )
+    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] != "" else ""
+    number = t[: -len(unit)] if unit else t
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise ScenarioError(
+            Problem("--sizes", f"cannot read {text!r} as a size (e.g. 8, 64K, 8G)")
+        ) from None
+    if value <= 0:
+        raise ScenarioError(Problem("--sizes", f"sizes must be positive, not {text!r}"))
+    return value
+
+
+def parse_sizes(spec: str, factor: float = 2.0) -> np.ndarray:
+    """Sizes from ``MIN:MAX`` in steps of `factor` (``8G:8G`` is one size)."""
+    lo_text, _, hi_text = spec.partition(":")
+    lo = parse_size(lo_text)
+    hi = parse_size(hi_text) if hi_text else lo
+    if hi < lo:
+        raise ScenarioError(
+            Problem("--sizes", f"the largest size ({hi_text}) is below the smallest ({lo_text})")
+        )
+    if factor <= 1:
+        raise ScenarioError(Problem("--factor", f"the step factor must exceed 1, not {factor:g}"))
+    count = int(np.floor(np.log(hi / lo) / np.log(factor) + 1e-9)) + 1
+    return lo * factor ** np.arange(count)
+
+
+def format_collective(result: dict[str, Any]) -> str:
+    """An nccl-tests-like table of a collective's times."""
+    lines = [
+        f"# {result['op']} over {result['ranks']} ranks",
+        f"#{'size (B)':>14} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}  algorithm / protocol",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"{row['bytes']:>15} {row['time_s'] * 1e6:>12.2f} {row['algbw_GBps']:>13.2f} "
+            f"{row['busbw_GBps']:>13.2f}  {row['algorithm']} / {row['protocol']}"
+        )
+    lines.append(
+        "# largest size, per stage: "
+        + "; ".join(
+            f"{b['stage']}: {b['bandwidth_s'] * 1e6:.1f} us transfer + {b['latency_s'] * 1e6:.1f} us latency"
+            for b in result["breakdown"]
+        )
+    )
+    hot = result["hottest_links"][:3]
+    if hot:
+        lines.append(
+            "# hottest links: " + ", ".join(f"{h['link']} {h['utilization']:.0%}" for h in hot)
+        )
+    return "\n".join(lines)
+
+
+def _cmd_collective(args: argparse.Namespace) -> int:
+    from engine.collectives import CollectiveEngine, placement
+    from engine.topology.expand import expand
+
+    scenario = load_scenario(args.scenario, args.set)
+    catalog = default_catalog()
+    fabric = expand(scenario, catalog)
+    w = scenario.workload
+    op = args.op or w.op
+    ranks = placement(fabric, args.ranks if args.ranks is not None else w.ranks)
+    sizes = parse_sizes(args.sizes, args.factor)
+    result = CollectiveEngine(fabric, catalog).run(
+        op, ranks, sizes, args.algo or w.algorithm, args.protocol or w.protocol
+    )
+    data = result.to_dict()
+    print(
+        json.dumps(data["rows"] if args.json else data, indent=2)
+        if args.json
+        else format_collective(data)
+    )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -159,6 +248,33 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--json", action="store_true", help="print JSON")
         p.set_defaults(func=func)
+    p = sub.add_parser("collective", help="time a collective over message sizes (nccl-tests style)")
+    p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument(
+        "--op",
+        choices=[
+            "all-reduce",
+            "all-gather",
+            "reduce-scatter",
+            "broadcast",
+            "reduce",
+            "all-to-all",
+            "send-recv",
+        ],
+        help="collective (default: the scenario's)",
+    )
+    p.add_argument("--algo", help="algorithm, or auto (the fastest per size)")
+    p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], help="NCCL protocol")
+    p.add_argument("--ranks", type=int, help="the first N GPUs in placement order (8 = one server)")
+    p.add_argument(
+        "--sizes", default="8:16G", help="MIN:MAX bytes, e.g. 8:16G or 8G:8G (default 8:16G)"
+    )
+    p.add_argument("--factor", type=float, default=4.0, help="step between sizes (default 4)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    p.set_defaults(func=_cmd_collective)
     return parser
 
 

@@ -208,9 +208,10 @@ def _tree(op: str, lay: RankLayout) -> list[Stage]:
     grid = lay.by_server()
     channels = g if n_nodes > 1 else 1
     parent_a = _binary_tree_parents(n_nodes)
-    # The second tree is the first mirrored, so a leaf of one is inside the other (NCCL).
-    mirror = n_nodes - 1 - np.arange(n_nodes)
-    parent_b = np.where(parent_a[mirror] >= 0, mirror[np.maximum(parent_a[mirror], 0)], -1)
+    # The second tree is the first shifted by one position, so the leaves of one (even
+    # positions) are inside the other, as in NCCL's double binary tree.
+    shifted = (np.arange(n_nodes) + 1) % n_nodes
+    parent_b = np.where(parent_a[shifted] >= 0, (parent_a[shifted] - 1) % n_nodes, -1)
     src, dst = [], []
     for c in range(channels):
         chain = np.roll(grid, -c, axis=1)  # head of every server: local rank c
@@ -393,7 +394,7 @@ def _nvls(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[Stage]:
             empty,
             np.empty(0),
             nvlink_steps=1,
-            latency_class="collnet",
+            latency_class="nvls",
             analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
         )
     ]

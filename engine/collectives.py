@@ -191,7 +191,18 @@ class CollectiveEngine:
         """Route and simulate one stage at one byte of message (cached by its pattern)."""
         if stage.analytic_s_per_byte is not None:
             link_bytes = self._analytic_link_bytes(stage, ranks) if ranks is not None else None
-            return StageProfile(stage.analytic_s_per_byte, 0.0, 0.0, link_bytes)
+            # The reduction climbs from every rank to the top of its tree and back down: as
+            # far as the path from the first rank to the last.
+            lat = 0.0
+            if ranks is not None and ranks.size > 1:
+                lat = float(
+                    self.router.route(ranks[:1], ranks[-1:], self.fabric.scenario.routing).latency[
+                        0
+                    ]
+                )
+            if stage.analytic_links == "nvlink":
+                return StageProfile(stage.analytic_s_per_byte, 0.0, lat, link_bytes)
+            return StageProfile(stage.analytic_s_per_byte, lat, 0.0, link_bytes)
         digest = hashlib.sha1()
         for array in (stage.src, stage.dst, stage.share):
             digest.update(np.ascontiguousarray(array).tobytes())
@@ -327,12 +338,7 @@ class CollectiveEngine:
     ) -> tuple[np.ndarray, list[dict[str, Any]]]:
         t = self.tech
         factor = t.bw_factor[protocol]
-        base_class = (
-            "collnet"
-            if latency_class == "collnet"
-            else ("tree" if latency_class == "tree" else "ring")
-        )
-        total = np.full(sizes.shape[0], t.base_latency_s[base_class][protocol])
+        total = np.full(sizes.shape[0], t.base_latency_s[latency_class][protocol])
         parts = []
         for stage, prof in zip(stages, profiles, strict=True):
             cls = stage.latency_class
@@ -410,7 +416,15 @@ class CollectiveEngine:
             profiles = [self.profile(s, all_ranks) for s in stages]
             cls = stages[0].latency_class
             algo_best = np.full(sizes.shape[0], np.inf)
-            for proto in protocols:
+            # NCCL runs CollNet (SHARP) and NVLS with the Simple protocol only.
+            usable = [p for p in protocols if p == "simple" or cls not in ("collnet", "nvls")]
+            if not usable:
+                if algorithm == "auto":
+                    continue
+                raise ScenarioError(
+                    Problem("workload", f"{algo} runs with the simple protocol only", "protocol")
+                )
+            for proto in usable:
                 times, parts = self._times(stages, proto, cls, sizes, profiles)
                 plans[(algo, proto)] = (stages, profiles, parts)
                 better = times < best_t
@@ -427,10 +441,10 @@ class CollectiveEngine:
                 {
                     "bytes": int(size),
                     "time_s": float(best_t[i]),
-                    "algbw_GBps": algbw / 1e9,
-                    "busbw_GBps": algbw * factor / 1e9,
-                    "algorithm": best_algo[i],
-                    "protocol": best_proto[i],
+                    "algbw_GBps": float(algbw / 1e9),
+                    "busbw_GBps": float(algbw * factor / 1e9),
+                    "algorithm": str(best_algo[i]),
+                    "protocol": str(best_proto[i]),
                 }
             )
         stages, profiles, parts = plans[(best_algo[-1], best_proto[-1])]
