@@ -31,6 +31,8 @@ from engine.topology.expand import expand  # noqa: E402
 from engine.traffic import permutation  # noqa: E402
 
 BUDGETS = {
+    "collective_sweep_1k_s": 0.2,
+    "alltoall_1k_s": 1.0,
     "expand_route_permutation_1k_s": 0.1,
     "expand_route_permutation_16k_s": 2.0,
     "expand_route_permutation_128k_s": 30.0,
@@ -53,6 +55,31 @@ def expand_route_permutation(preset: str) -> float:
 def best_of(fn, *args, repeats: int = 3) -> float:
     fn(*args)  # warm-up: JIT cache load, catalog read
     return min(fn(*args) for _ in range(repeats))
+
+
+def collective_sweep_1k() -> float:
+    """Seconds to expand the 1k preset and time all-reduce at 8 B .. 16 GiB in powers of 4."""
+    from engine.collectives import CollectiveEngine
+
+    catalog = default_catalog()
+    t0 = time.perf_counter()
+    fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
+    sizes = 8.0 * 4.0 ** np.arange(16)
+    sizes = np.append(sizes, 16 * 2.0**30)
+    CollectiveEngine(fabric, catalog).run("all-reduce", np.arange(fabric.n_gpus), sizes)
+    return time.perf_counter() - t0
+
+
+def alltoall_1k() -> float:
+    """Seconds for one all-to-all step over all 1,024 ranks (a million flows), fresh engine."""
+    from engine.collectives import CollectiveEngine
+
+    catalog = default_catalog()
+    fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
+    engine = CollectiveEngine(fabric, catalog)
+    t0 = time.perf_counter()
+    engine.run("all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30]), "all-at-once")
+    return time.perf_counter() - t0
 
 
 def solver_case():
@@ -120,6 +147,8 @@ def main() -> int:
         child_128k()
         return 0
     results: dict[str, float] = {
+        "collective_sweep_1k_s": best_of(collective_sweep_1k),
+        "alltoall_1k_s": best_of(alltoall_1k, repeats=2),
         "expand_route_permutation_1k_s": best_of(expand_route_permutation, "dgx-h100-ib-ndr-1k"),
         "expand_route_permutation_16k_s": best_of(
             expand_route_permutation, "h100-ib-ndr-16k", repeats=2

@@ -110,6 +110,11 @@ class Router:
         by_neighbour = np.lexsort((net, dst, src))  # per node, parallel cables side by side
         self.out_ptr, self.out_link = out_ptr, net[by_neighbour]
         self.run_end = _run_ends(src[by_neighbour], dst[by_neighbour])
+        # Node ids put GPUs and NVLink switches before fabric switches, so each node's
+        # switch neighbours follow its GPU neighbours in the sorted out-links.
+        sorted_dst_switch = fabric.node_kind[dst[by_neighbour]] == NODE_SWITCH
+        not_switch = np.concatenate([[0], np.cumsum(~sorted_dst_switch)])
+        self.first_sw = out_ptr[:-1] + (not_switch[out_ptr[1:]] - not_switch[out_ptr[:-1]])
         in_ptr, in_order = _csr(dst, n)
         self.in_ptr, self.in_src = in_ptr, src[in_order]
         self.max_degree = int(np.max(np.diff(out_ptr))) if n else 0
@@ -253,6 +258,7 @@ class Router:
             self.out_ptr,
             self.out_link,
             self.run_end,
+            self.first_sw,
             fab.link_dst,
             self.is_switch,
             self.local_index,

@@ -30,39 +30,64 @@ def mix64(x: np.uint64) -> np.uint64:
 
 @njit(cache=True, nogil=True)
 def _candidates(
-    node, target, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist, buf
+    node,
+    target,
+    key,
+    out_ptr,
+    out_link,
+    run_end,
+    first_sw,
+    link_dst,
+    is_switch,
+    local_index,
+    dist,
+    buf,
 ):
     """Fill `buf` with the equal-cost next-hop links from `node` toward GPU `target`.
 
-    Out-links are sorted by neighbour; `run_end[e]` skips the parallel cables to the same
-    neighbour, so each neighbour's distance is looked up once.
+    Out-links are sorted by neighbour, GPUs (the lowest node ids) before switches;
+    `first_sw[node]` is where the switch neighbours start and `run_end[e]` skips the
+    parallel cables to one neighbour, so each neighbour's distance is looked up once.
     """
     n = 0
     stop = out_ptr[node + 1]
     if is_switch[node]:
         d = dist[key, local_index[node]]
-        e = out_ptr[node]
+        if d == 0:
+            # Binary search for the cables to `target` among the GPU neighbours.
+            lo, hi = out_ptr[node], first_sw[node]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if link_dst[out_link[mid]] < target:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            e = lo
+            while e < first_sw[node] and link_dst[out_link[e]] == target:
+                buf[n] = out_link[e]
+                n += 1
+                e += 1
+            return n
+        e = first_sw[node]
         while e < stop:
             w = link_dst[out_link[e]]
             r = run_end[e]
-            if (d == 0 and w == target) or (
-                d > 0 and is_switch[w] and dist[key, local_index[w]] == d - 1
-            ):
+            if dist[key, local_index[w]] == d - 1:
                 for k in range(e, r):
                     buf[n] = out_link[k]
                     n += 1
             e = r
         return n
     best = _first_distance(
-        node, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+        node, key, out_ptr, out_link, run_end, first_sw, link_dst, is_switch, local_index, dist
     )
     if best < 0:
         return 0
-    e = out_ptr[node]
+    e = first_sw[node]
     while e < stop:
         w = link_dst[out_link[e]]
         r = run_end[e]
-        if is_switch[w] and dist[key, local_index[w]] == best:
+        if dist[key, local_index[w]] == best:
             for k in range(e, r):
                 buf[n] = out_link[k]
                 n += 1
@@ -71,16 +96,16 @@ def _candidates(
 
 
 @njit(cache=True, nogil=True)
-def _first_distance(entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist):
+def _first_distance(
+    entry, key, out_ptr, out_link, run_end, first_sw, link_dst, is_switch, local_index, dist
+):
     """Fewest hops from a neighbour switch of `entry` to the target set (-1: none)."""
     best = -1
-    e = out_ptr[entry]
+    e = first_sw[entry]
     while e < out_ptr[entry + 1]:
-        w = link_dst[out_link[e]]
-        if is_switch[w]:
-            dw = dist[key, local_index[w]]
-            if dw >= 0 and (best < 0 or dw < best):
-                best = dw
+        dw = dist[key, local_index[link_dst[out_link[e]]]]
+        if dw >= 0 and (best < 0 or dw < best):
+            best = dw
         e = run_end[e]
     return best
 
@@ -93,6 +118,7 @@ def _spray_dag(
     out_ptr,
     out_link,
     run_end,
+    first_sw,
     link_dst,
     is_switch,
     local_index,
@@ -125,6 +151,7 @@ def _spray_dag(
             out_ptr,
             out_link,
             run_end,
+            first_sw,
             link_dst,
             is_switch,
             local_index,
@@ -177,6 +204,7 @@ def _adaptive_path(
     out_ptr,
     out_link,
     run_end,
+    first_sw,
     link_dst,
     is_switch,
     local_index,
@@ -213,6 +241,7 @@ def _adaptive_path(
         out_ptr,
         out_link,
         run_end,
+        first_sw,
         link_dst,
         is_switch,
         local_index,
@@ -251,6 +280,7 @@ def _adaptive_path(
             out_ptr,
             out_link,
             run_end,
+            first_sw,
             link_dst,
             is_switch,
             local_index,
@@ -299,6 +329,7 @@ def route_flows(
     out_ptr,
     out_link,
     run_end,
+    first_sw,
     link_dst,
     is_switch,
     local_index,
@@ -348,7 +379,16 @@ def route_flows(
         key = flow_key[f]
         if (
             _first_distance(
-                entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+                entry,
+                key,
+                out_ptr,
+                out_link,
+                run_end,
+                first_sw,
+                link_dst,
+                is_switch,
+                local_index,
+                dist,
             )
             < 0
         ):
@@ -369,6 +409,7 @@ def route_flows(
                 out_ptr,
                 out_link,
                 run_end,
+                first_sw,
                 link_dst,
                 is_switch,
                 local_index,
@@ -386,7 +427,16 @@ def route_flows(
             # Every shortest path has the same length: count without walking it.
             n += (
                 _first_distance(
-                    entry, key, out_ptr, out_link, run_end, link_dst, is_switch, local_index, dist
+                    entry,
+                    key,
+                    out_ptr,
+                    out_link,
+                    run_end,
+                    first_sw,
+                    link_dst,
+                    is_switch,
+                    local_index,
+                    dist,
                 )
                 + 2
             )
@@ -398,6 +448,7 @@ def route_flows(
                 out_ptr,
                 out_link,
                 run_end,
+                first_sw,
                 link_dst,
                 is_switch,
                 local_index,
@@ -424,6 +475,7 @@ def route_flows(
                     out_ptr,
                     out_link,
                     run_end,
+                    first_sw,
                     link_dst,
                     is_switch,
                     local_index,
@@ -431,11 +483,14 @@ def route_flows(
                     buf,
                 )
                 lowest = np.inf
-                for c in range(nc):
-                    lowest = min(lowest, (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]])
                 ties = 0
                 for c in range(nc):
-                    if (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]] <= lowest * (1.0 + TIE):
+                    v = (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]]
+                    if v < lowest * (1.0 - TIE):
+                        lowest = v
+                        buf[0] = buf[c]
+                        ties = 1
+                    elif v <= lowest * (1.0 + TIE):
                         buf[ties] = buf[c]
                         ties += 1
                 pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(ties))]
@@ -454,6 +509,7 @@ def route_flows(
                     out_ptr,
                     out_link,
                     run_end,
+                    first_sw,
                     link_dst,
                     is_switch,
                     local_index,
@@ -482,6 +538,7 @@ def refine_adaptive(
     out_ptr,
     out_link,
     run_end,
+    first_sw,
     link_dst,
     is_switch,
     local_index,
@@ -520,6 +577,7 @@ def refine_adaptive(
                     out_ptr,
                     out_link,
                     run_end,
+                    first_sw,
                     link_dst,
                     is_switch,
                     local_index,
@@ -536,6 +594,7 @@ def refine_adaptive(
                 out_ptr,
                 out_link,
                 run_end,
+                first_sw,
                 link_dst,
                 is_switch,
                 local_index,
