@@ -126,7 +126,9 @@ class Router:
         self.net_label = component_labels(n, src, dst)
         self.has_net = fabric.gpu_line_rate > 0
         self._attach_key = self._attachment_keys()
-        self._dist = np.empty((0, self.n_switches), dtype=np.int16)
+        if self.n_switches >= np.iinfo(np.int16).max:
+            raise ValueError(f"{self.n_switches} switches: routing tables hold at most 32,766")
+        self._dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
         self._dist_row: dict[int, int] = {}
 
     def _attachment_keys(self) -> np.ndarray:
@@ -168,10 +170,12 @@ class Router:
             ptr = np.zeros(len(sets) + 1, dtype=np.int64)
             np.cumsum([len(s) for s in sets], out=ptr[1:])
             targets = np.array([t for s in sets for t in s], dtype=np.int64)
-            rows = np.empty((len(sets), self.n_switches), dtype=np.int16)
+            rows = np.empty((len(sets), self.n_switches + 1), dtype=np.int16)
             distances_to_targets(
                 self.in_ptr, self.in_src, self.is_switch, ptr, targets, self.local_index, rows
             )
+            # Last column: the local index of a single-switch target set (-1 otherwise).
+            rows[:, -1] = [self.local_index[s[0]] if len(s) == 1 else -1 for s in sets]
             start = self._dist.shape[0]
             self._dist = np.concatenate([self._dist, rows])
             for i, k in enumerate(missing):

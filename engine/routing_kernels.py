@@ -29,6 +29,12 @@ def mix64(x: np.uint64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
+def n_nodes_of(out_ptr):
+    """Number of nodes of a CSR adjacency."""
+    return out_ptr.shape[0] - 1
+
+
+@njit(cache=True, nogil=True)
 def _candidates(
     node,
     target,
@@ -45,6 +51,8 @@ def _candidates(
 ):
     """Fill `buf` with the equal-cost next-hop links from `node` toward GPU `target`.
 
+    `dist` rows end with one extra column: the local index of the target set's switch when
+    the set has exactly one, else -1 (fabric switches are the highest, consecutive node ids).
     Out-links are sorted by neighbour, GPUs (the lowest node ids) before switches;
     `first_sw[node]` is where the switch neighbours start and `run_end[e]` skips the
     parallel cables to one neighbour, so each neighbour's distance is looked up once.
@@ -64,6 +72,23 @@ def _candidates(
                     hi = mid
             e = lo
             while e < first_sw[node] and link_dst[out_link[e]] == target:
+                buf[n] = out_link[e]
+                n += 1
+                e += 1
+            return n
+        single = dist[key, dist.shape[1] - 1]
+        if d == 1 and single >= 0:
+            # One target switch: binary search for it among the switch neighbours.
+            wanted = n_nodes_of(out_ptr) - (dist.shape[1] - 1) + single
+            lo, hi = first_sw[node], stop
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if link_dst[out_link[mid]] < wanted:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            e = lo
+            while e < stop and link_dst[out_link[e]] == wanted:
                 buf[n] = out_link[e]
                 n += 1
                 e += 1
