@@ -107,6 +107,11 @@ def layout(ranks: np.ndarray, gpu_server: np.ndarray) -> RankLayout:
     )
 
 
+# What `auto` chooses from: the algorithms NCCL itself runs (its tuner picks among them).
+# halving-doubling, recursive-doubling and hierarchical are MPI-style and run when asked for.
+NCCL_ALGORITHMS = ("ring", "tree", "sharp", "nvls", "all-at-once")
+
+
 def _refuse(op: str, algo: str, message: str) -> ScenarioError:
     return ScenarioError(Problem("workload", f"{algo} {op}: {message}", "algorithm"))
 

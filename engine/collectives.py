@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from engine.catalog import Catalog, default_catalog
-from engine.collective_schedules import ALGORITHMS, Stage, build_schedule, bus_factor, layout
+from engine.collective_schedules import (
+    ALGORITHMS,
+    NCCL_ALGORITHMS,
+    Stage,
+    build_schedule,
+    bus_factor,
+    layout,
+)
 from engine.errors import Problem, ScenarioError
 from engine.evaluate import hottest_links, utilization_by_tier
 from engine.flows import link_loads, max_min_rates, simulate_fluid
@@ -47,7 +54,8 @@ class StageProfile:
     net_latency_s: float
     nvlink_latency_s: float
     link_bytes_per_byte: np.ndarray | None
-    loss_delay_s: float = 0.0
+    loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
+    loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
 
 
 @dataclass
@@ -203,6 +211,20 @@ class CollectiveEngine:
             if stage.analytic_links == "nvlink":
                 return StageProfile(stage.analytic_s_per_byte, 0.0, lat, link_bytes)
             return StageProfile(stage.analytic_s_per_byte, lat, 0.0, link_bytes)
+        uniform = stage.share.size > 0 and np.all(stage.share == stage.share[0])
+        if uniform and stage.share[0] != 1.0:
+            # Time scales with the bytes when every flow carries the same share: route the
+            # pattern once at share 1 and scale (halving steps differ only in their shares).
+            unit = self.profile(replace(stage, share=np.ones_like(stage.share)), ranks)
+            k = float(stage.share[0])
+            return StageProfile(
+                unit.seconds_per_byte * k,
+                unit.net_latency_s,
+                unit.nvlink_latency_s,
+                None if unit.link_bytes_per_byte is None else unit.link_bytes_per_byte * k,
+                unit.loss_log_survival_per_byte * k,
+                unit.loss_rtt_s,
+            )
         digest = hashlib.sha1()
         for array in (stage.src, stage.dst, stage.share):
             digest.update(np.ascontiguousarray(array).tobytes())
@@ -229,7 +251,7 @@ class CollectiveEngine:
         capacity[contended] *= self.tech.incast_efficiency
         sizes = routed.flow_bytes.copy()
         network_flow = np.add.reduceat(network_entry.astype(np.int64), routed.flow_ptr[:-1]) > 0
-        loss_delay = 0.0
+        loss_log, loss_rtt = 0.0, 0.0
         p = self.tech.packet_loss_rate
         if p > 0 and np.any(network_flow):
             hops = np.add.reduceat(network_entry * routed.entry_weight, routed.flow_ptr[:-1])
@@ -244,11 +266,9 @@ class CollectiveEngine:
                 sizes *= 1 + flow_loss
             if self.tech.loss_recovery != "link-retransmit":
                 # A step waits for its slowest flow: one round trip more when any flow lost a packet.
-                packets = np.maximum(1.0, routed.flow_bytes / self.tech.mtu_bytes)
-                p_step = 1 - np.prod(
-                    (1 - flow_loss[network_flow]) ** np.minimum(packets[network_flow], 1e6)
-                )
-                loss_delay = float(p_step * rtt[network_flow].max())
+                packets_per_byte = routed.flow_bytes[network_flow] / self.tech.mtu_bytes
+                loss_log = float(np.sum(packets_per_byte * np.log1p(-flow_loss[network_flow])))
+                loss_rtt = float(rtt[network_flow].max())
         if routed.n_flows <= FLUID_MAX_FLOWS:
             result = simulate_fluid(
                 routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity, sizes
@@ -264,16 +284,16 @@ class CollectiveEngine:
             )
         latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
         latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
-        prof = StageProfile(makespan, latency_net, latency_nv, link_bytes, loss_delay)
+        prof = StageProfile(makespan, latency_net, latency_nv, link_bytes, loss_log, loss_rtt)
         self._profiles[key] = prof
         return prof
 
     def algorithms(self, op: str, ranks: np.ndarray) -> list[str]:
-        """The algorithms that can run `op` on these ranks here."""
+        """The NCCL algorithms that can run `op` on these ranks here (what `auto` tries)."""
         lay = layout(ranks, self.fabric.gpu_server)
         names = []
         for algo in ALGORITHMS[op]:
-            if algo == "sharp" and not self.tech.sharp:
+            if algo not in NCCL_ALGORITHMS or (algo == "sharp" and not self.tech.sharp):
                 continue
             try:
                 build_schedule(op, algo, lay)
@@ -342,8 +362,13 @@ class CollectiveEngine:
         parts = []
         for stage, prof in zip(stages, profiles, strict=True):
             cls = stage.latency_class
-            lat = stage.net_steps * (
-                t.step_net_s[cls][protocol] + prof.net_latency_s + prof.loss_delay_s
+            lat = stage.net_steps * (t.step_net_s[cls][protocol] + prof.net_latency_s)
+            # A step that lost a packet waits one more round trip (end-to-end recovery).
+            lat = (
+                lat
+                + stage.repeat
+                * -np.expm1(prof.loss_log_survival_per_byte * sizes)
+                * prof.loss_rtt_s
             )
             lat += stage.nvlink_steps * (t.step_nvlink_s[cls][protocol] + prof.nvlink_latency_s)
             bw = stage.repeat * prof.seconds_per_byte / factor * sizes
@@ -451,7 +476,7 @@ class CollectiveEngine:
         breakdown = [
             {
                 "stage": p["stage"],
-                "latency_s": float(p["latency_s"]),
+                "latency_s": float(np.broadcast_to(p["latency_s"], sizes.shape)[-1]),
                 "bandwidth_s": float(p["bandwidth_s"][-1]),
             }
             for p in parts
