@@ -98,8 +98,35 @@ def format_report(report: dict[str, Any]) -> str:
             f"    {label:<14} {u['min']:.2f} / {u['mean']:.2f} / {u['max']:.2f}   "
             f"idle {u['idle_fraction']:.1%} of {u['links']:,}"
         )
+    if "collective" in report:
+        lines.append("")
+        lines.append(format_collective(report["collective"]))
+    if "training" in report:
+        lines.append("")
+        lines.append(format_training(report["training"]))
     for w in report.get("warnings", []):
         lines.append(w)
+    return "\n".join(lines)
+
+
+def format_training(step: dict[str, Any]) -> str:
+    """The training-step breakdown as text."""
+    lay = step.get("layout", {})
+    lines = [
+        f"training step: {step.get('model', '')} " + " ".join(f"{k}={v}" for k, v in lay.items()),
+        f"  step {step['step_s']:.3f} s = compute {step['compute_s']:.3f} s + exposed communication "
+        f"{step['exposed_comm_s']:.3f} s + pipeline bubble {step.get('bubble_s', 0.0):.3f} s",
+        f"  GPU utilization {step['gpu_utilization']:.1%}   MFU {step['mfu']:.1%}   "
+        f"{step['tokens_per_s']:,.0f} tokens/s",
+    ]
+    for kind, c in step.get("comm_s", {}).items():
+        if isinstance(c, dict):
+            lines.append(
+                f"  {kind:<4} communication {c.get('raw_s', 0.0) * 1e3:9.2f} ms, exposed "
+                f"{c.get('exposed_s', 0.0) * 1e3:9.2f} ms"
+            )
+    for note in step.get("notes", []):
+        lines.append(f"  note: {note}")
     return "\n".join(lines)
 
 
@@ -132,7 +159,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from engine.evaluate import evaluate
 
     scenario = load_scenario(args.scenario, args.set)
-    report = evaluate(scenario, default_catalog())
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    unknown = set(parts) - {"permutation", "collective", "training"}
+    if unknown:
+        raise ScenarioError(
+            Problem(
+                "--parts",
+                f"unknown part(s) {', '.join(sorted(unknown))}; use permutation, "
+                "collective, training",
+            )
+        )
+    report = evaluate(scenario, default_catalog(), parts)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return EXIT_OK
 
@@ -224,6 +261,20 @@ def _cmd_collective(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from engine.topology.expand import expand
+    from engine.training import train_step
+
+    overrides = list(args.set)
+    if args.model:
+        overrides.insert(0, f"workload.training.model={args.model}")
+    scenario = load_scenario(args.scenario, overrides)
+    catalog = default_catalog()
+    step = train_step(expand(scenario, catalog), scenario.workload.training, catalog)
+    print(json.dumps(step, indent=2, default=float) if args.json else format_training(step))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -247,7 +298,23 @@ def build_parser() -> argparse.ArgumentParser:
             help="override a field by dotted path, e.g. routing.mode=spray (repeatable)",
         )
         p.add_argument("--json", action="store_true", help="print JSON")
+        if name == "evaluate":
+            p.add_argument(
+                "--parts",
+                default="permutation,collective,training",
+                help="comma-separated probes: permutation, collective, training (default: all)",
+            )
         p.set_defaults(func=func)
+    p = sub.add_parser("train", help="one training step: compute, communication per kind, MFU")
+    p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument(
+        "--model", help="model preset (gpt3-175b, llama3-70b, llama3-405b, mixtral-8x7b)"
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_train)
     p = sub.add_parser("collective", help="time a collective over message sizes (nccl-tests style)")
     p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument(

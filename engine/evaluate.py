@@ -156,12 +156,47 @@ def permutation_test(
     }
 
 
-def evaluate(scenario: Scenario, catalog: Catalog | None = None) -> dict[str, Any]:
-    """Expand, route and probe a scenario; raises `ScenarioError` for a broken one."""
+def collective_summary(fabric: Fabric, router: Router, catalog: Catalog) -> dict[str, Any]:
+    """The scenario's collective (workload op, algorithm, ranks) at `message_bytes`."""
+    from engine.collectives import CollectiveEngine, placement
+
+    w = fabric.scenario.workload
+    engine = CollectiveEngine(fabric, catalog, router)
+    result = engine.run(
+        w.op, placement(fabric, w.ranks), np.array([w.message_bytes]), w.algorithm, w.protocol
+    )
+    return result.to_dict()
+
+
+def training_summary(fabric: Fabric, catalog: Catalog) -> dict[str, Any]:
+    """One training step of the scenario's training job."""
+    from engine.training import train_step
+
+    return train_step(fabric, fabric.scenario.workload.training, catalog)
+
+
+def evaluate(
+    scenario: Scenario,
+    catalog: Catalog | None = None,
+    parts: tuple[str, ...] = ("permutation", "collective", "training"),
+) -> dict[str, Any]:
+    """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
+
+    `parts` chooses the probes: the permutation test, the workload's collective, and one
+    training step of its training job.
+    """
+    catalog = catalog or default_catalog()
     t0 = time.perf_counter()
-    fabric = expand(scenario, catalog or default_catalog())
+    fabric = expand(scenario, catalog)
     t_expand = time.perf_counter() - t0
-    report = {"topology": topology_summary(fabric), "permutation": permutation_test(fabric)}
+    router = Router(fabric)
+    report: dict[str, Any] = {"topology": topology_summary(fabric)}
+    if "permutation" in parts:
+        report["permutation"] = permutation_test(fabric, router)
+    if "collective" in parts:
+        report["collective"] = collective_summary(fabric, router, catalog)
+    if "training" in parts:
+        report["training"] = training_summary(fabric, catalog)
     report["warnings"] = [str(w) for w in fabric.warnings]
     report["expand_s"] = t_expand
     return report

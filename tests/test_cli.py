@@ -242,3 +242,59 @@ def test_set_that_breaks_the_scenario_exits_2() -> None:
 def test_set_that_overloads_switch_ports_exits_2() -> None:
     proc = run("validate", "hgx-h100-roce-ecmp-1k", "--set", "bundles.leaf-spine.links_per_pair=9")
     assert_refused(proc, "error: groups[leaf].count:", "more ports than a th5-51t has")
+
+
+def test_collective_prints_an_nccl_tests_like_table_for_one_server():
+    proc = run(
+        "collective", "dgx-h100-ib-ndr-1k", "--op", "all-reduce", "--ranks", "8", "--sizes", "8:8G"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "algbw (GB/s)" in proc.stdout and "busbw (GB/s)" in proc.stdout
+    rows = [
+        line.split()
+        for line in proc.stdout.splitlines()
+        if line.strip() and line.strip()[0].isdigit()
+    ]
+    assert int(rows[0][0]) == 8 and int(rows[-1][0]) == 8 * 2**30
+    assert len(rows) == 16  # 8 B .. 8 GiB in powers of 4
+
+
+def test_collective_json_has_the_documented_fields_and_one_size():
+    proc = run(
+        "collective",
+        "dgx-h100-ib-ndr-1k",
+        "--op",
+        "all-to-all",
+        "--ranks",
+        "32",
+        "--sizes",
+        "1G:1G",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert len(rows) == 1
+    assert {"bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm"} <= set(rows[0])
+    assert rows[0]["bytes"] == 2**30
+    # All-to-all cannot aggregate NICs: of the 31/32 of its buffer a rank sends, 24/32 go
+    # through its own 400G NIC (49.7 GB/s after IB headers), so busbw is about 31/24 of it.
+    assert rows[0]["busbw_GBps"] == pytest.approx(31 / 24 * 400 / 8 * 4096 / 4122, rel=0.05)
+
+
+def test_collective_refuses_an_unavailable_algorithm_without_a_traceback():
+    proc = run(
+        "collective",
+        "hgx-h100-roce-ecmp-1k",
+        "--algo",
+        "sharp",
+        "--ranks",
+        "64",
+        "--sizes",
+        "1M:1M",
+    )
+    assert_refused(proc, "SHARP")
+
+
+def test_collective_refuses_a_bad_size():
+    proc = run("collective", "dgx-h100-ib-ndr-1k", "--sizes", "8x:1G")
+    assert_refused(proc, "--sizes", "8x")
