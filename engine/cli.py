@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine.catalog import default_catalog
+from engine.collective_schedules import OPS
 from engine.errors import CatalogError, Problem, ScenarioError
 from engine.model import Scenario, apply_override, from_json
 from engine.presets import PRESETS, load_preset
@@ -317,19 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_train)
     p = sub.add_parser("collective", help="time a collective over message sizes (nccl-tests style)")
     p.add_argument("scenario", help="preset name or scenario JSON file")
-    p.add_argument(
-        "--op",
-        choices=[
-            "all-reduce",
-            "all-gather",
-            "reduce-scatter",
-            "broadcast",
-            "reduce",
-            "all-to-all",
-            "send-recv",
-        ],
-        help="collective (default: the scenario's)",
-    )
+    p.add_argument("--op", choices=OPS, help="collective (default: the scenario's)")
     p.add_argument("--algo", help="algorithm, or auto (the fastest per size)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], help="NCCL protocol")
     p.add_argument("--ranks", type=int, help="the first N GPUs in placement order (8 = one server)")

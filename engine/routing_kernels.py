@@ -204,6 +204,23 @@ TIE = 1e-12
 
 
 @njit(cache=True, nogil=True)
+def _least_loaded(buf, nc, load, capacity, nbytes):
+    """Keep in `buf` the candidates least loaded after adding `nbytes`; return how many."""
+    lowest = np.inf
+    ties = 0
+    for c in range(nc):
+        v = (load[buf[c]] + nbytes) / capacity[buf[c]]
+        if v < lowest * (1.0 - TIE):
+            lowest = v
+            buf[0] = buf[c]
+            ties = 1
+        elif v <= lowest * (1.0 + TIE):
+            buf[ties] = buf[c]
+            ties += 1
+    return ties
+
+
+@njit(cache=True, nogil=True)
 def _extend(after, path_max, path_count):
     """(busiest utilization, links at it) of a path prefix extended by a link at `after`."""
     if after > path_max * (1.0 + TIE):
@@ -489,42 +506,9 @@ def route_flows(
                 entry_link[pos + n + h] = path[h]
                 entry_weight[pos + n + h] = 1.0
             n += hops
-        elif mode == MODE_ADAPTIVE_LOCAL:
-            # Per hop: the least-loaded next link after adding this flow (ties hashed).
-            node = entry
-            while node != exit_:
-                nc = _candidates(
-                    node,
-                    exit_,
-                    key,
-                    out_ptr,
-                    out_link,
-                    run_end,
-                    first_sw,
-                    link_dst,
-                    is_switch,
-                    local_index,
-                    dist,
-                    buf,
-                )
-                lowest = np.inf
-                ties = 0
-                for c in range(nc):
-                    v = (load[buf[c]] + flow_bytes[f]) / capacity[buf[c]]
-                    if v < lowest * (1.0 - TIE):
-                        lowest = v
-                        buf[0] = buf[c]
-                        ties = 1
-                    elif v <= lowest * (1.0 + TIE):
-                        buf[ties] = buf[c]
-                        ties += 1
-                pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(ties))]
-                load[pick] += flow_bytes[f]
-                entry_link[pos + n] = pick
-                entry_weight[pos + n] = 1.0
-                n += 1
-                node = link_dst[pick]
         else:
+            # Single-path walk: ECMP hashes one candidate; local adaptive hashes among the
+            # least-loaded ones and books the flow on its link.
             node = entry
             while node != exit_:
                 nc = _candidates(
@@ -541,7 +525,11 @@ def route_flows(
                     dist,
                     buf,
                 )
+                if mode == MODE_ADAPTIVE_LOCAL:
+                    nc = _least_loaded(buf, nc, load, capacity, flow_bytes[f])
                 pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(nc))]
+                if mode == MODE_ADAPTIVE_LOCAL:
+                    load[pick] += flow_bytes[f]
                 if write:
                     entry_link[pos + n] = pick
                     entry_weight[pos + n] = 1.0
