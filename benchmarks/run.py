@@ -33,6 +33,7 @@ from engine.traffic import permutation  # noqa: E402
 BUDGETS = {
     "collective_sweep_1k_s": 0.2,
     "alltoall_1k_s": 1.0,
+    "train_step_16k_s": 2.0,
     "expand_route_permutation_1k_s": 0.1,
     "expand_route_permutation_16k_s": 2.0,
     "expand_route_permutation_128k_s": 30.0,
@@ -79,6 +80,17 @@ def alltoall_1k() -> float:
     engine = CollectiveEngine(fabric, catalog)
     t0 = time.perf_counter()
     engine.run("all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30]), "all-at-once")
+    return time.perf_counter() - t0
+
+
+def train_step_16k() -> float:
+    """Seconds for one training-step evaluation (default GPT-3 job) on the 16k preset."""
+    from engine.training import train_step
+
+    catalog = default_catalog()
+    fabric = expand(load_preset("h100-ib-ndr-16k"), catalog)
+    t0 = time.perf_counter()
+    train_step(fabric, fabric.scenario.workload.training, catalog)
     return time.perf_counter() - t0
 
 
@@ -149,6 +161,7 @@ def main() -> int:
     results: dict[str, float] = {
         "collective_sweep_1k_s": best_of(collective_sweep_1k),
         "alltoall_1k_s": best_of(alltoall_1k, repeats=2),
+        "train_step_16k_s": best_of(train_step_16k, repeats=2),
         "expand_route_permutation_1k_s": best_of(expand_route_permutation, "dgx-h100-ib-ndr-1k"),
         "expand_route_permutation_16k_s": best_of(
             expand_route_permutation, "h100-ib-ndr-16k", repeats=2

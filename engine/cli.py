@@ -128,6 +128,8 @@ def format_training(step: dict[str, Any]) -> str:
             )
     for note in step.get("notes", []):
         lines.append(f"  note: {note}")
+    for item in step.get("assumptions", []):
+        lines.append(f"  assumption: {item}")
     return "\n".join(lines)
 
 

@@ -26,6 +26,47 @@ tree, all-to-all on a non-blocking fabric) are in `tests/test_collectives.py`.
 """
 
 
+LATENCY_INTRO = """
+## The 10 µs question
+
+The field claim: "above 10 µs of network latency GPU utilization can drop by more than 30%".
+Below, every switch's forwarding latency is swept on `dgx-h100-ib-ndr-1k` (a leaf-spine-leaf
+path pays it three times, plus NIC and NCCL's per-step software latency) and one training
+step re-evaluated. The claim holds only where many small, latency-bound collectives sit on the
+critical path: here a mixture-of-experts job without pipeline parallelism whose expert
+gradients go out in dozens of buckets over 128-rank rings. Dense models with large messages
+(GPT-3 175B with TP 8 inside the server, PP 12) barely notice.
+
+| workload | 1 µs | 5 µs | 10 µs | 20 µs | drop at 10 µs | claim holds |
+| --- | --- | --- | --- | --- | --- | --- |
+"""
+
+
+def latency_section() -> str:
+    """GPU utilization against switch latency for a dense and a latency-bound workload."""
+    from engine.catalog import default_catalog
+    from engine.model import TrainingJob
+    from engine.presets import load_preset
+    from engine.topology.expand import expand
+    from engine.training import latency_claim, latency_sweep
+
+    catalog = default_catalog()
+    fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
+    jobs = {
+        "GPT-3 175B, default layout (TP 8, PP 12)": TrainingJob(),
+        "Llama 3 70B, default layout": TrainingJob(model="llama3-70b"),
+        "Mixtral 8x7B, PP 1, sequence 2048": TrainingJob(model="mixtral-8x7b", pp=1, seq_len=2048),
+    }
+    lines = [LATENCY_INTRO.rstrip("\n")]
+    for name, job in jobs.items():
+        rows = latency_sweep(fabric, job, [1000.0, 5000.0, 10000.0, 20000.0], catalog)
+        claim = latency_claim(rows)
+        cells = " | ".join(f"{r['gpu_utilization']:.1%}" for r in rows)
+        drop = 1 - rows[2]["gpu_utilization"] / rows[0]["gpu_utilization"]
+        lines.append(f"| {name} | {cells} | {drop:.1%} | {'yes' if claim['holds'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     figures = published()
     rows, notes = [], []
@@ -36,7 +77,7 @@ def main() -> int:
         error = abs(model - measured) / measured
         result = "known gap" if check.known_gap else "pass" if error <= check.tolerance else "FAIL"
         rows.append(
-            f"| {check.what} | {measured:g} {check.unit} | {model:.1f} {check.unit} | {error:.1%} | "
+            f"| {check.what} | {measured:g} {check.unit} | {model:.3g} {check.unit} | {error:.1%} | "
             f"{check.tolerance:.0%} | {result} |"
         )
         src = figure["source"]
@@ -46,6 +87,7 @@ def main() -> int:
             + (f" Known gap: {check.known_gap}" if check.known_gap else "")
         )
     text = HEADER + "\n".join(rows) + "\n\n## Sources and reasons\n\n" + "\n".join(notes) + "\n"
+    text += latency_section()
     out = ROOT / "docs" / "validation.md"
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")

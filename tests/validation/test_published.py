@@ -21,6 +21,10 @@ def test_model_is_within_tolerance_of_the_measurement(check):
     model = check.model()
     error = abs(model - measured) / measured
     if check.known_gap:
+        # The gap must still be there; when the model closes it, this fails: drop known_gap.
+        assert error > check.tolerance, (
+            f"{check.figure}: the known gap closed ({error:.1%}); remove known_gap"
+        )
         pytest.xfail(check.known_gap)
     assert error <= check.tolerance, (
         f"{check.what}: model {model:.3g} vs measured {measured:.3g} ({error:.1%})"
