@@ -34,7 +34,7 @@ def n_nodes_of(out_ptr):
     return out_ptr.shape[0] - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _candidates(
     node,
     target,
@@ -120,7 +120,7 @@ def _candidates(
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _first_distance(
     entry, key, out_ptr, out_link, run_end, first_sw, link_dst, is_switch, local_index, dist
 ):
@@ -204,12 +204,12 @@ TIE = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def _least_loaded(buf, nc, load, capacity, nbytes):
+def _least_loaded(buf, nc, load, inv_capacity, nbytes):
     """Keep in `buf` the candidates least loaded after adding `nbytes`; return how many."""
     lowest = np.inf
     ties = 0
     for c in range(nc):
-        v = (load[buf[c]] + nbytes) / capacity[buf[c]]
+        v = (load[buf[c]] + nbytes) * inv_capacity[buf[c]]
         if v < lowest * (1.0 - TIE):
             lowest = v
             buf[0] = buf[c]
@@ -406,6 +406,7 @@ def route_flows(
     stamp = np.zeros(n_nodes, dtype=np.int64)
     path = np.empty(n_nodes, dtype=np.int64)
     dfs = _dfs_scratch(_max_hops(dist), max_degree)
+    inv_capacity = 1.0 / capacity
     for f in range(flow_src.shape[0]):
         src, dst, entry, exit_ = flow_src[f], flow_dst[f], flow_entry[f], flow_exit[f]
         pos = flow_ptr[f] if write else 0
@@ -526,7 +527,7 @@ def route_flows(
                     buf,
                 )
                 if mode == MODE_ADAPTIVE_LOCAL:
-                    nc = _least_loaded(buf, nc, load, capacity, flow_bytes[f])
+                    nc = _least_loaded(buf, nc, load, inv_capacity, flow_bytes[f])
                 pick = buf[int(mix64(flow_hash[f] ^ mix64(np.uint64(node))) % np.uint64(nc))]
                 if mode == MODE_ADAPTIVE_LOCAL:
                     load[pick] += flow_bytes[f]
