@@ -278,6 +278,117 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_cost(args: argparse.Namespace) -> int:
+    from engine.cost import cost_report
+    from engine.topology.expand import expand
+
+    scenario = load_scenario(args.scenario, args.set)
+    catalog = default_catalog()
+    report = cost_report(expand(scenario, catalog), catalog, years=args.years)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return EXIT_OK
+    lines = [f"{scenario.metadata.name}: bill of materials"]
+    for line in report["bom"]:
+        lines.append(
+            f"  {line['count']:>9,} x {line['item']:<44} {line['unit_price_usd']:>11,.0f} USD "
+            f"{line['unit_power_w']:>8,.1f} W  ({line['tier']})"
+        )
+    lines.append(
+        f"capex {report['capex_usd']:,.0f} USD, network {report['network_capex_usd']:,.0f} USD "
+        f"({report['network_share']:.1%}); {report['cost_per_gpu_usd']:,.0f} USD per GPU"
+    )
+    lines.append(
+        f"power {report['power_w'] / 1e3:,.1f} kW (network {report['network_power_w'] / 1e3:,.1f} kW); "
+        f"energy over {args.years:g} years {report['opex_usd']:,.0f} USD"
+    )
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from engine.sweep import default_executor, parse_values, sweep
+
+    scenario = load_scenario(args.scenario, args.set)
+    params = [(args.param, parse_values(args.values))]
+    if args.param2:
+        if not args.values2:
+            raise ScenarioError(Problem("--values2", "--param2 needs --values2"))
+        params.append((args.param2, parse_values(args.values2)))
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and not args.csv:
+            print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+
+    client = None
+    if args.dask:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ScenarioError(
+                Problem(
+                    "--dask", "dask.distributed is not installed (pip install 'dask[distributed]')"
+                )
+            ) from None
+        client = Client(args.dask)
+        executor = client.get_executor()
+    elif args.workers == 1:
+        executor = None
+    else:
+        executor = default_executor(args.workers)
+    try:
+        result = sweep(scenario, params, args.metric, executor, progress)
+    finally:
+        if client is not None:
+            client.close()
+        elif executor is not None:
+            executor.shutdown(cancel_futures=True)
+    if not args.json and not args.csv:
+        print(file=sys.stderr)
+    if args.csv:
+        print(result.to_csv(), end="")
+    elif args.json:
+        print(
+            json.dumps(
+                {"metric": result.metric, "table": result.table(), "errors": result.errors},
+                indent=2,
+            )
+        )
+    else:
+        columns = result.table()
+        names = list(columns)
+        print("  ".join(f"{n:>24}" for n in names))
+        for i in range(len(result.points)):
+            print("  ".join(f"{columns[n][i]!s:>24}" for n in names))
+        for i, err in result.errors.items():
+            print(f"point {i}: {err}", file=sys.stderr)
+    return EXIT_OK if not result.errors else EXIT_INVALID
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from engine.compare import compare, convert_technology
+
+    a = load_scenario(args.scenario_a, args.set)
+    if args.scenario_b:
+        b = load_scenario(args.scenario_b, args.set)
+    elif args.convert:
+        b = convert_technology(a, args.convert, default_catalog())
+    else:
+        raise ScenarioError(
+            Problem("compare", "give a second scenario or --convert infiniband|roce")
+        )
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    result = compare(a, b, default_catalog(), parts)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return EXIT_OK
+    print(f"{'':<30}{result['a'][:24]:>26}{result['b'][:24]:>26}{'b / a':>10}")
+    for row in result["rows"]:
+        ratio = "" if row["b_over_a"] is None else f"{row['b_over_a']:.3f}"
+        print(f"{row['metric']:<30}{row['a']:>26,.4g}{row['b']:>26,.4g}{ratio:>10}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -308,6 +419,52 @@ def build_parser() -> argparse.ArgumentParser:
                 help="comma-separated probes: permutation, collective, training (default: all)",
             )
         p.set_defaults(func=func)
+    p = sub.add_parser("cost", help="bill of materials, capital cost, power and energy cost")
+    p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument(
+        "--years", type=float, default=5.0, help="years of operation for the energy cost"
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_cost)
+    from engine.sweep import METRICS
+
+    p = sub.add_parser("sweep", help="vary one or two fields and collect a metric")
+    p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument("--param", required=True, help="dotted path, e.g. fabric.switch_latency_ns")
+    p.add_argument("--values", required=True, help="v1,v2,... or start:stop:count")
+    p.add_argument("--param2", help="a second dotted path (a grid)")
+    p.add_argument("--values2", help="values of --param2")
+    p.add_argument("--metric", required=True, choices=sorted(METRICS), help="what to collect")
+    p.add_argument(
+        "--workers", type=int, default=0, help="processes (default: one per core; 1: inline)"
+    )
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON")
+    out.add_argument("--csv", action="store_true", help="print CSV")
+    p.set_defaults(func=_cmd_sweep)
+    p = sub.add_parser(
+        "compare", help="two scenarios side by side (or one against its IB/RoCE twin)"
+    )
+    p.add_argument("scenario_a", help="preset name or scenario JSON file")
+    p.add_argument("scenario_b", nargs="?", help="the second scenario")
+    p.add_argument(
+        "--convert", choices=["infiniband", "roce"], help="compare with scenario_a converted"
+    )
+    p.add_argument(
+        "--parts", default="permutation,collective,training,cost", help="what to compare"
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field (both)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_compare)
     p = sub.add_parser("train", help="one training step: compute, communication per kind, MFU")
     p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument(

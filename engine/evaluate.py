@@ -197,6 +197,12 @@ def evaluate(
         report["collective"] = collective_summary(fabric, router, catalog)
     if "training" in parts:
         report["training"] = training_summary(fabric, catalog)
+    if "cost" in parts:
+        from engine.cost import cost_report
+
+        busbw = report["collective"]["rows"][0]["busbw_GBps"] if "collective" in report else None
+        tokens = report["training"]["tokens_per_s"] if "training" in report else None
+        report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
     report["warnings"] = [str(w) for w in fabric.warnings]
     report["expand_s"] = t_expand
     return report
