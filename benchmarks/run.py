@@ -94,6 +94,28 @@ def train_step_16k() -> float:
     return time.perf_counter() - t0
 
 
+def sweep_64_points_1k() -> dict[str, float]:
+    """64-point sweep of switch latency on the 1k preset (training-step GPU utilization):
+    serially in this process, then on a process pool with one worker per core."""
+    from engine.sweep import default_executor, parse_values, sweep
+
+    scenario = load_preset("dgx-h100-ib-ndr-1k")
+    params = [("fabric.switch_latency_ns", parse_values("100:20000:64"))]
+    t0 = time.perf_counter()
+    serial = sweep(scenario, params, "gpu_utilization")
+    t_serial = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with default_executor() as pool:
+        pooled = sweep(scenario, params, "gpu_utilization", pool)
+    t_pool = time.perf_counter() - t0
+    np.testing.assert_array_equal(serial.results, pooled.results)
+    return {
+        "sweep_64_points_1k_s": t_pool,
+        "sweep_64_points_1k_serial_s": t_serial,
+        "sweep_pool_speedup": t_serial / t_pool,
+    }
+
+
 def solver_case():
     """A 4,000-flow ECMP permutation on a 4,096-GPU fabric: many distinct bottleneck levels."""
     catalog = default_catalog()
@@ -170,6 +192,7 @@ def main() -> int:
     if not args.skip_128k:
         results.update(big_case())
     results.update(solver_speedup())
+    results.update(sweep_64_points_1k())
     results["within_budget"] = all(results[k] < v for k, v in BUDGETS.items() if k in results) and (
         results["solver_speedup_vs_reference"] >= 50
     )
