@@ -163,13 +163,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario, args.set)
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
-    unknown = set(parts) - {"permutation", "collective", "training"}
+    unknown = set(parts) - {"permutation", "collective", "training", "cost"}
     if unknown:
         raise ScenarioError(
             Problem(
                 "--parts",
                 f"unknown part(s) {', '.join(sorted(unknown))}; use permutation, "
-                "collective, training",
+                "collective, training, cost",
             )
         )
     report = evaluate(scenario, default_catalog(), parts)
@@ -389,8 +389,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _command(
+    sub,
+    name: str,
+    func,
+    text: str,
+    json_help: str = "print JSON",
+    scenario: bool = True,
+    csv: bool = False,
+) -> argparse.ArgumentParser:
+    """A sub-command with the options every scenario command shares (SCENARIO, --set, --json)."""
+    p = sub.add_parser(name, help=text)
+    if scenario:
+        p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field by dotted path, e.g. routing.mode=spray (repeatable)",
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help=json_help)
+    if csv:
+        out.add_argument("--csv", action="store_true", help="print CSV")
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
+    from engine.sweep import METRICS
+
     parser = argparse.ArgumentParser(
         prog="fabriclab", description="FabricLab: what-if explorer for AI cluster networks"
     )
@@ -398,41 +428,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("presets", help="list the shipped preset scenarios")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_presets)
-    for name, func, text in (
-        ("validate", _cmd_validate, "check a scenario and report every problem"),
-        ("evaluate", _cmd_evaluate, "topology summary and permutation-traffic test"),
-    ):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("scenario", help="preset name or scenario JSON file")
-        p.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="PATH=VALUE",
-            help="override a field by dotted path, e.g. routing.mode=spray (repeatable)",
-        )
-        p.add_argument("--json", action="store_true", help="print JSON")
-        if name == "evaluate":
-            p.add_argument(
-                "--parts",
-                default="permutation,collective,training",
-                help="comma-separated probes: permutation, collective, training (default: all)",
-            )
-        p.set_defaults(func=func)
-    p = sub.add_parser("cost", help="bill of materials, capital cost, power and energy cost")
-    p.add_argument("scenario", help="preset name or scenario JSON file")
+    _command(sub, "validate", _cmd_validate, "check a scenario and report every problem")
+    p = _command(
+        sub, "evaluate", _cmd_evaluate, "topology, permutation test, collective and training step"
+    )
+    p.add_argument(
+        "--parts",
+        default="permutation,collective,training",
+        help="comma-separated probes: permutation, collective, training, cost (default: the first three)",
+    )
+    p = _command(sub, "cost", _cmd_cost, "bill of materials, capital cost, power and energy cost")
     p.add_argument(
         "--years", type=float, default=5.0, help="years of operation for the energy cost"
     )
-    p.add_argument(
-        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_cmd_cost)
-    from engine.sweep import METRICS
-
-    p = sub.add_parser("sweep", help="vary one or two fields and collect a metric")
-    p.add_argument("scenario", help="preset name or scenario JSON file")
+    p = _command(sub, "sweep", _cmd_sweep, "vary one or two fields and collect a metric", csv=True)
     p.add_argument("--param", required=True, help="dotted path, e.g. fabric.switch_latency_ns")
     p.add_argument("--values", required=True, help="v1,v2,... or start:stop:count")
     p.add_argument("--param2", help="a second dotted path (a grid)")
@@ -442,15 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=0, help="processes (default: one per core; 1: inline)"
     )
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
-    )
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON")
-    out.add_argument("--csv", action="store_true", help="print CSV")
-    p.set_defaults(func=_cmd_sweep)
-    p = sub.add_parser(
-        "compare", help="two scenarios side by side (or one against its IB/RoCE twin)"
+    p = _command(
+        sub,
+        "compare",
+        _cmd_compare,
+        "two scenarios side by side (or one against its IB/RoCE twin)",
+        scenario=False,
     )
     p.add_argument("scenario_a", help="preset name or scenario JSON file")
     p.add_argument("scenario_b", nargs="?", help="the second scenario")
@@ -460,23 +466,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--parts", default="permutation,collective,training,cost", help="what to compare"
     )
-    p.add_argument(
-        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field (both)"
+    p = _command(
+        sub, "train", _cmd_train, "one training step: compute, communication per kind, MFU"
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_cmd_compare)
-    p = sub.add_parser("train", help="one training step: compute, communication per kind, MFU")
-    p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument(
         "--model", help="model preset (gpt3-175b, llama3-70b, llama3-405b, mixtral-8x7b)"
     )
-    p.add_argument(
-        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
+    p = _command(
+        sub,
+        "collective",
+        _cmd_collective,
+        "time a collective over message sizes (nccl-tests style)",
+        json_help="print a JSON list of rows",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_cmd_train)
-    p = sub.add_parser("collective", help="time a collective over message sizes (nccl-tests style)")
-    p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument("--op", choices=OPS, help="collective (default: the scenario's)")
     p.add_argument("--algo", help="algorithm, or auto (the fastest per size)")
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], help="NCCL protocol")
@@ -485,11 +487,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--sizes", default="8:16G", help="MIN:MAX bytes, e.g. 8:16G or 8G:8G (default 8:16G)"
     )
     p.add_argument("--factor", type=float, default=4.0, help="step between sizes (default 4)")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="PATH=VALUE", help="override a field"
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON list of rows")
-    p.set_defaults(func=_cmd_collective)
     return parser
 
 

@@ -15,16 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-
-@dataclass(frozen=True)
-class Source:
-    """A public document a preset figure was taken from."""
-
-    key: str
-    title: str
-    url: str
-    published: str
-
+from engine.catalog import Source
 
 SOURCES: dict[str, Source] = {
     s.key: s
@@ -34,12 +25,14 @@ SOURCES: dict[str, Source] = {
             "Brown et al., 'Language Models are Few-Shot Learners' (GPT-3), arXiv 2005.14165, Table 2.1",
             "https://arxiv.org/abs/2005.14165",
             "2020-05",
+            "H",
         ),
         Source(
             "mlcommons-gpt3",
             "MLCommons training reference, large_language_model/megatron-lm/run_gpt3.sh (commit 52b7253d)",
             "https://github.com/mlcommons/training/blob/master/large_language_model/megatron-lm/run_gpt3.sh",
             "2022-11",
+            "H",
         ),
         Source(
             "megatron-sc21",
@@ -47,6 +40,7 @@ SOURCES: dict[str, Source] = {
             "Megatron-LM', SC'21, arXiv 2104.04473 (Table 2; eq. 3; sections 2.2 and 4.1)",
             "https://arxiv.org/abs/2104.04473",
             "2021-04",
+            "H",
         ),
         Source(
             "megatron-vocab",
@@ -54,6 +48,7 @@ SOURCES: dict[str, Source] = {
             "make-vocab-size-divisible-by (128) x tensor-parallel size (_vocab_size_with_padding)",
             "https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/tokenizer/tokenizer.py",
             "2023",
+            "H",
         ),
         Source(
             "llama3",
@@ -61,24 +56,28 @@ SOURCES: dict[str, Source] = {
             "Table 4 405B parallelism, section 3.3.2)",
             "https://arxiv.org/abs/2407.21783",
             "2024-07",
+            "H",
         ),
         Source(
             "nemo-llama3-70b",
             "NVIDIA NeMo recipe nemo/collections/llm/recipes/llama3_70b.py (commit 0189a3b3)",
             "https://github.com/NVIDIA/NeMo/blob/main/nemo/collections/llm/recipes/llama3_70b.py",
             "2024",
+            "H",
         ),
         Source(
             "mixtral",
             "Jiang et al., 'Mixtral of Experts', arXiv 2401.04088 (Table 1)",
             "https://arxiv.org/abs/2401.04088",
             "2024-01",
+            "H",
         ),
         Source(
             "nemo-mixtral",
             "NVIDIA NeMo recipe nemo/collections/llm/recipes/mixtral_8x7b.py (commit 0067c7b5)",
             "https://github.com/NVIDIA/NeMo/blob/main/nemo/collections/llm/recipes/mixtral_8x7b.py",
             "2024",
+            "H",
         ),
     )
 }
