@@ -298,3 +298,42 @@ def test_collective_refuses_an_unavailable_algorithm_without_a_traceback():
 def test_collective_refuses_a_bad_size():
     proc = run("collective", "dgx-h100-ib-ndr-1k", "--sizes", "8x:1G")
     assert_refused(proc, "--sizes", "8x")
+
+
+def test_sweep_prints_csv_with_one_row_per_value():
+    proc = run(
+        "sweep",
+        "dgx-h100-ib-ndr-1k",
+        "--param",
+        "fabric.switch_latency_ns",
+        "--values",
+        "100,5000",
+        "--metric",
+        "busbw_GBps",
+        "--set",
+        "workload.ranks=64",
+        "--set",
+        "workload.message_bytes=1048576",
+        "--csv",
+        "--workers",
+        "1",
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "fabric.switch_latency_ns,busbw_GBps"
+    values = [float(line.split(",")[1]) for line in lines[1:]]
+    assert len(values) == 2 and values[0] > values[1]
+
+
+def test_sweep_with_a_bad_path_is_refused():
+    proc = run(
+        "sweep",
+        "dgx-h100-ib-ndr-1k",
+        "--param",
+        "fabric.nope",
+        "--values",
+        "1",
+        "--metric",
+        "busbw_GBps",
+    )
+    assert_refused(proc, "fabric.nope")
