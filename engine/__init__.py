@@ -1,0 +1,3 @@
+"""FabricLab engine: everything that runs without Qt."""
+
+__version__ = "0.1.0"

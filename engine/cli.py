@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from engine.catalog import default_catalog
 from engine.collective_schedules import OPS
 from engine.errors import CatalogError, Problem, ScenarioError
-from engine.model import Scenario, apply_override, from_json
+from engine.model import Scenario, apply_override, from_json, to_json
 from engine.presets import PRESETS, load_preset
 
 EXIT_OK, EXIT_INVALID = 0, 2
@@ -27,7 +28,11 @@ EXIT_OK, EXIT_INVALID = 0, 2
 
 def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
     """A scenario from a preset name or a JSON file, with ``PATH=VALUE`` overrides applied."""
-    if ref in PRESETS:
+    if ref.startswith("library:"):
+        from engine.library import load_from_library
+
+        scenario = load_from_library(ref, os.environ.get("FABRICLAB_LIBRARY"))
+    elif ref in PRESETS:
         scenario = load_preset(ref)
     else:
         path = Path(ref)
@@ -389,6 +394,46 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_library(args: argparse.Namespace) -> int:
+    from engine.library import LibraryError, open_library
+
+    try:
+        lib = open_library(args.path)
+    except LibraryError as exc:
+        raise ScenarioError(Problem("--path", str(exc))) from None
+    try:
+        if lib.message:
+            print(lib.message, file=sys.stderr)
+        action = args.action
+        if action == "list":
+            for e in lib.list(sort=args.sort):
+                print(
+                    f"{e.name:<32} {e.modified[:19]}  v{e.versions:<3} {', '.join(e.tags):<30} {e.description[:60]}"
+                )
+        elif action == "search":
+            for name in lib.search(" ".join(args.arguments)):
+                print(name)
+        elif action == "show":
+            print(to_json(lib.load(args.arguments[0])))
+        elif action == "versions":
+            for v in lib.versions(args.arguments[0]):
+                print(f"v{v['number']:<4} {v['created'][:19]}  {v['note']}")
+        elif action == "export":
+            lib.export_json(args.arguments[0], args.arguments[1])
+            print(f"wrote {args.arguments[1]}")
+        elif action == "import":
+            print(f"imported {lib.import_json(args.arguments[0])}")
+    except LibraryError as exc:
+        raise ScenarioError(Problem("library", str(exc))) from None
+    except IndexError:
+        raise ScenarioError(
+            Problem("library", f"{args.action} needs more arguments (see --help)")
+        ) from None
+    finally:
+        lib.close()
+    return EXIT_OK
+
+
 def _command(
     sub,
     name: str,
@@ -487,6 +532,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--sizes", default="8:16G", help="MIN:MAX bytes, e.g. 8:16G or 8G:8G (default 8:16G)"
     )
     p.add_argument("--factor", type=float, default=4.0, help="step between sizes (default 4)")
+    p = sub.add_parser(
+        "library", help="the scenario library: list, search, show, versions, export, import"
+    )
+    p.add_argument(
+        "--path",
+        help="library file (default: the user's library; FABRICLAB_LIBRARY for library:NAME)",
+    )
+    p.add_argument(
+        "--sort", default="modified", choices=["modified", "name", "created"], help="list order"
+    )
+    p.add_argument("action", choices=["list", "search", "show", "versions", "export", "import"])
+    p.add_argument("arguments", nargs="*", help="QUERY | NAME | NAME FILE | FILE")
+    p.set_defaults(func=_cmd_library)
     return parser
 
 
