@@ -8,6 +8,7 @@ own. Budgets (DESIGN.md): 1k < 0.1 s, 16k < 2 s, 128k < 30 s and < 8 GB, solver 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import resource
 import subprocess
@@ -34,6 +35,8 @@ BUDGETS = {
     "collective_sweep_1k_s": 0.2,
     "alltoall_1k_s": 1.0,
     "train_step_16k_s": 2.0,
+    "library_search_10k_s": 0.05,
+    "library_open_10k_s": 0.05,
     "expand_route_permutation_1k_s": 0.1,
     "expand_route_permutation_16k_s": 2.0,
     "expand_route_permutation_128k_s": 30.0,
@@ -116,6 +119,44 @@ def sweep_64_points_1k() -> dict[str, float]:
     }
 
 
+def library_10k() -> dict[str, float]:
+    """Open and search a generated library of 10,000 scenarios (built once, not timed)."""
+    import tempfile
+
+    from engine.library import Library
+
+    path = Path(tempfile.mkdtemp()) / "10k.fabriclab"
+    lib = Library(path)
+    base = load_preset("rail-only-h100-1k")
+    batch = []
+    for i in range(10_000):
+        s = load_preset("rail-only-h100-1k") if i == 0 else base
+        s.metadata.name = f"study-{i:05d}"
+        s.metadata.description = f"what-if number {i} on {'roce' if i % 2 else 'infiniband'} fabric"
+        s.metadata.tags = ["sweep", f"batch-{i // 1000}"]
+        batch.append(copy.deepcopy(s))
+    lib.save_many(batch, note="generated")
+    lib.close()
+
+    def open_list() -> float:
+        t0 = time.perf_counter()
+        library = Library(path)
+        library.list()
+        library.close()
+        return time.perf_counter() - t0
+
+    library = Library(path)
+
+    def search() -> float:
+        t0 = time.perf_counter()
+        library.search("infiniband batch-7")
+        return time.perf_counter() - t0
+
+    result = {"library_open_10k_s": best_of(open_list), "library_search_10k_s": best_of(search)}
+    library.close()
+    return result
+
+
 def solver_case():
     """A 4,000-flow ECMP permutation on a 4,096-GPU fabric: many distinct bottleneck levels."""
     catalog = default_catalog()
@@ -193,6 +234,7 @@ def main() -> int:
         results.update(big_case())
     results.update(solver_speedup())
     results.update(sweep_64_points_1k())
+    results.update(library_10k())
     results["within_budget"] = all(results[k] < v for k, v in BUDGETS.items() if k in results) and (
         results["solver_speedup_vs_reference"] >= 50
     )

