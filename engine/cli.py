@@ -289,7 +289,13 @@ def _cmd_cost(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario, args.set)
     catalog = default_catalog()
-    report = cost_report(expand(scenario, catalog), catalog, years=args.years)
+    report = cost_report(
+        expand(scenario, catalog),
+        catalog,
+        years=args.years,
+        usd_per_kwh=args.usd_per_kwh,
+        pue=args.pue,
+    )
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return EXIT_OK
@@ -485,6 +491,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "cost", _cmd_cost, "bill of materials, capital cost, power and energy cost")
     p.add_argument(
         "--years", type=float, default=5.0, help="years of operation for the energy cost"
+    )
+    p.add_argument(
+        "--usd-per-kwh",
+        type=float,
+        default=None,
+        help="electricity price (default: catalog datacenter.usd_per_kwh)",
+    )
+    p.add_argument(
+        "--pue",
+        type=float,
+        default=None,
+        help="power usage effectiveness (default: catalog datacenter.pue)",
     )
     p = _command(sub, "sweep", _cmd_sweep, "vary one or two fields and collect a metric", csv=True)
     p.add_argument("--param", required=True, help="dotted path, e.g. fabric.switch_latency_ns")

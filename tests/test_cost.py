@@ -1,0 +1,361 @@
+"""Bill of materials and cost: counts follow the expanded fabric, money follows the counts."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from engine.catalog import parse_catalog
+from engine.cost import bill_of_materials, cost_report, member_degrees
+from engine.errors import ScenarioError
+from engine.model import DeviceGroup, LinkBundle, LinkFailure, Scenario, apply_override
+from engine.presets import load_preset, preset_names
+from engine.resources import resource_path
+from engine.topology import generators as gen
+from engine.topology.expand import expand, wire_bundle
+
+# NVIDIA DGX SuperPOD reference architecture (DGX B200, same Quantum-2 QM9700 rail-optimized
+# fabric at 8 x 400G per node; scalable unit = 32 nodes), "DGX SuperPOD architecture" table:
+# docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/
+# dgx-superpod-architecture.html (accessed 2026). Columns: SUs, nodes, GPUs, leaf, spine,
+# core, node-leaf cables, leaf-spine cables, spine-core cables.
+SUPERPOD_TABLE = [
+    (2, 64, 512, 16, 8, 0, 512, 512, 0),
+    (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
+    (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),
+    (16, 512, 4096, 128, 128, 64, 4096, 4096, 4096),
+    (32, 1024, 8192, 256, 256, 128, 8192, 8192, 8192),
+    (64, 2048, 16384, 512, 512, 256, 16384, 16384, 16384),
+]
+IB_1K = "dgx-h100-ib-ndr-1k"
+
+
+def _fabric(name: str, catalog, *overrides: tuple[str, str]):
+    scenario = load_preset(name)
+    for path, value in overrides:
+        scenario = apply_override(scenario, path, value)
+    return expand(scenario, catalog)
+
+
+def _switches_by_tier(bom) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in bom:
+        if line.kind == "switch":
+            counts[line.tier] = counts.get(line.tier, 0) + line.count
+    return counts
+
+
+def _links_by_tier(bom) -> dict[str, int]:
+    """Links per tier pair: one DAC/AOC or one fiber cord per single-link cable."""
+    counts: dict[str, int] = {}
+    for line in bom:
+        if line.kind in ("cable", "fiber"):
+            counts[line.tier] = counts.get(line.tier, 0) + line.count
+    return counts
+
+
+def _lines(bom, kind: str, tier: str | None = None):
+    return [ln for ln in bom if ln.kind == kind and (tier is None or ln.tier == tier)]
+
+
+# --- counts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_bom_counts_equal_the_expanded_fabric(name, catalog):
+    fabric = _fabric(name, catalog)
+    s = fabric.scenario
+    bom = bill_of_materials(fabric, catalog)
+    expected_switches: dict[str, int] = {}
+    for g in s.groups:
+        if g.kind == "switch":
+            expected_switches[g.tier] = expected_switches.get(g.tier, 0) + g.count
+    assert _switches_by_tier(bom) == expected_switches
+    expected_links: dict[str, int] = {}
+    for b, n in zip(s.bundles, fabric.bundle_cables, strict=True):
+        tier = f"{s.group(b.a).tier}->{s.group(b.b).tier}"
+        expected_links[tier] = expected_links.get(tier, 0) + int(n)
+    assert _links_by_tier(bom) == expected_links
+    assert sum(ln.count for ln in _lines(bom, "server")) == fabric.n_servers
+    nics = sum(ln.count for ln in _lines(bom, "nic"))
+    assert nics == sum(
+        g.count * catalog.get(g.model, "server").value("nics_per_server")
+        for g in s.groups
+        if g.kind == "server"
+    )
+
+
+@pytest.mark.parametrize("row", SUPERPOD_TABLE, ids=lambda r: f"{r[0]}SU")
+def test_bom_matches_the_superpod_reference_architecture(row, catalog):
+    _sus, nodes, gpus, leaf, spine, core, node_leaf, leaf_spine, spine_core = row
+    fabric = expand(gen.rail_optimized(gpus, "dgx-h100", "qm9700", catalog=catalog), catalog)
+    bom = bill_of_materials(fabric, catalog)
+    assert sum(ln.count for ln in _lines(bom, "server")) == nodes
+    switches = _switches_by_tier(bom)
+    assert switches == ({"leaf": leaf, "spine": spine} | ({"core": core} if core else {}))
+    links = _links_by_tier(bom)
+    assert links["server->leaf"] == node_leaf
+    assert links["leaf->spine"] == leaf_spine
+    assert links.get("spine->core", 0) == spine_core
+
+
+def test_per_member_degrees_equal_the_wiring(catalog):
+    """The analytic per-switch counts agree with counting the expanded wiring, odd sizes too."""
+    cases = [
+        (LinkBundle("x", "a", "b", "full", blocks=3, links_per_pair=2), 10, 6, 0, 0),
+        (LinkBundle("x", "a", "b", "full", blocks=1), 7, 5, 0, 0),
+        (LinkBundle("x", "a", "b", "striped", blocks=4, links_per_pair=3), 10, 8, 0, 0),
+        (LinkBundle("x", "a", "b", "one-to-one"), 9, 9, 0, 0),
+        (LinkBundle("x", "a", "b", "rail"), 5 * 8, 16, 8, 5),
+        (LinkBundle("x", "a", "b", "rail", links_per_pair=2), 33 * 8, 16, 8, 33),
+    ]
+    for bundle, n_a, n_b, rails, servers in cases:
+        deg_a, deg_b = member_degrees(bundle, n_a, n_b, rails, servers)
+        wiring = wire_bundle(bundle, n_a, n_b, rails, servers)
+        np.testing.assert_array_equal(deg_a, np.bincount(wiring.a, minlength=n_a))
+        np.testing.assert_array_equal(deg_b, np.bincount(wiring.b, minlength=n_b))
+
+
+def test_twin_port_switch_ports_take_one_module_per_two_ports(catalog):
+    # 3 HGX servers on one TH5 leaf per rail: 3 ports per leaf -> ceil(3/2) = 2 modules each.
+    scenario = Scenario(
+        groups=[
+            DeviceGroup("servers", "server", "hgx-h100", 3, "server"),
+            DeviceGroup("leaf", "switch", "th5-51t", 8, "leaf"),
+        ],
+        bundles=[LinkBundle("servers-leaf", "servers", "leaf", "rail", length_m=40.0)],
+    )
+    scenario.fabric.technology = "roce"
+    bom = bill_of_materials(expand(scenario, catalog), catalog)
+    modules = {ln.item.rsplit(" at the ", 1)[1]: ln for ln in _lines(bom, "transceiver")}
+    assert modules["leaf end"].count == 8 * 2
+    assert modules["leaf end"].catalog_id == "xcvr-800g-osfp-2xsr4"  # twin-port 2x400G
+    assert modules["server end"].count == 24  # one single-port module per NIC
+    assert modules["server end"].catalog_id == "xcvr-400g-osfp-sr4"
+    assert _lines(bom, "fiber")[0].count == 24
+
+
+def test_qsfp112_nics_take_qsfp112_modules(catalog):
+    fabric = _fabric("dgx-h100-roce-spectrumx-1k", catalog, ("bundles.servers-leaf.length_m", "80"))
+    bom = bill_of_materials(fabric, catalog)
+    server_end = [ln for ln in _lines(bom, "transceiver") if ln.item.endswith("server end")]
+    assert [ln.catalog_id for ln in server_end] == ["xcvr-400g-qsfp112-dr4"]
+    assert server_end[0].count == 1024
+
+
+def test_failed_cables_and_switches_still_count(catalog):
+    scenario = load_preset(IB_1K)
+    healthy = bill_of_materials(expand(scenario, catalog), catalog)
+    scenario.failures.links.append(LinkFailure("leaf-spine", 100))
+    failed = bill_of_materials(expand(scenario, catalog), catalog)
+    assert [ln.to_dict() for ln in failed] == [ln.to_dict() for ln in healthy]
+
+
+# --- cable choice by length -------------------------------------------------------------------
+
+
+def test_a_longer_bundle_moves_from_dac_to_aoc_to_optics_and_costs_more(catalog):
+    kinds, capex = [], []
+    for length in ("3", "10", "40", "80"):
+        fabric = _fabric(IB_1K, catalog, ("bundles.servers-leaf.length_m", length))
+        report = cost_report(fabric, catalog)
+        bom = bill_of_materials(fabric, catalog)
+        kinds.append(
+            sorted({ln.kind for ln in bom if ln.tier == "server->leaf" and ln.kind != "nic"})
+        )
+        media = {ln.catalog_id for ln in _lines(bom, "fiber", "server->leaf")}
+        kinds[-1].append(",".join(sorted(media)))
+        capex.append(report["network_capex_usd"])
+    assert kinds == [
+        ["cable", ""],
+        ["cable", ""],
+        ["fiber", "transceiver", "fiber-mmf"],  # 40 m: within multimode reach
+        ["fiber", "transceiver", "fiber-smf"],  # 80 m: beyond it, single-mode
+    ]
+    dac = _lines(bill_of_materials(_fabric(IB_1K, catalog), catalog), "cable", "server->leaf")
+    assert dac[0].catalog_id == "dac-400g"
+    assert capex == sorted(capex) and len(set(capex)) == 4
+
+
+def test_power_with_optics_exceeds_power_without(catalog):
+    copper = cost_report(_fabric(IB_1K, catalog), catalog)
+    optics = cost_report(_fabric(IB_1K, catalog, ("bundles.servers-leaf.length_m", "80")), catalog)
+    assert optics["network_power_w"] > copper["network_power_w"]
+    assert optics["power_w"] > copper["power_w"]
+
+
+def test_explicit_cable_ids_are_honored(catalog):
+    def leaf_spine(cable: str, length: str):
+        fabric = _fabric(
+            IB_1K,
+            catalog,
+            ("bundles.leaf-spine.cable", cable),
+            ("bundles.leaf-spine.length_m", length),
+        )
+        return [ln for ln in bill_of_materials(fabric, catalog) if ln.tier == "leaf->spine"]
+
+    twin = leaf_spine("xcvr-800g-osfp-2xdr4", "30")
+    assert {(ln.catalog_id, ln.count) for ln in _lines(twin, "transceiver")} == {
+        ("xcvr-800g-osfp-2xdr4", 512)
+    }
+    assert _lines(twin, "fiber")[0].catalog_id == "fiber-smf"
+    single = leaf_spine("xcvr-400g-osfp-dr4", "30")
+    assert sum(ln.count for ln in _lines(single, "transceiver")) == 2 * 1024
+    copper = leaf_spine("dac-800g-2x400", "2")
+    assert [(ln.catalog_id, ln.count) for ln in copper] == [("dac-800g-2x400", 512)]
+    mmf = leaf_spine("fiber-mmf", "30")
+    assert {ln.catalog_id for ln in _lines(mmf, "transceiver")} == {"xcvr-800g-osfp-2xsr4"}
+
+
+def test_a_bundle_beyond_every_optic_is_named(catalog):
+    fabric = _fabric(IB_1K, catalog, ("bundles.servers-leaf.length_m", "2000"))
+    with pytest.raises(ScenarioError, match=r"bundles\[servers-leaf\]") as err:
+        bill_of_materials(fabric, catalog)
+    assert err.value.problems[0].field == "cable"
+
+
+# --- money and power ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_capex_is_the_sum_of_the_lines_and_cost_per_gpu_divides_it(name, catalog):
+    fabric = _fabric(name, catalog)
+    report = cost_report(fabric, catalog)
+    lines = report["bom"]
+    assert report["capex_usd"] == pytest.approx(
+        sum(ln["count"] * ln["unit_price_usd"] for ln in lines)
+    )
+    assert report["network_capex_usd"] == pytest.approx(
+        sum(ln["price_usd"] for ln in lines if ln["network"])
+    )
+    assert report["power_w"] == pytest.approx(sum(ln["power_w"] for ln in lines))
+    assert report["cost_per_gpu_usd"] == pytest.approx(report["capex_usd"] / fabric.n_gpus)
+    assert report["network_share"] == pytest.approx(
+        report["network_capex_usd"] / report["capex_usd"]
+    )
+    assert report["tco_usd"] == pytest.approx(report["capex_usd"] + report["opex_usd"])
+    json.dumps(report)  # JSON-ready as it is
+
+
+def test_servers_carry_gpus_and_nics_in_their_price(catalog):
+    bom = bill_of_materials(_fabric(IB_1K, catalog), catalog)
+    (server,) = _lines(bom, "server")
+    (nic,) = _lines(bom, "nic")
+    assert server.unit_price_usd == catalog.get("dgx-h100").value("price_usd")
+    assert not server.network
+    assert nic.count == 1024 and nic.unit_price_usd == 0 and nic.unit_power_w == 0
+    assert "price_includes_nics" in nic.provenance
+
+
+def test_nics_priced_outside_the_server_are_network_capex():
+    data = json.loads(resource_path("catalog.json").read_text(encoding="utf-8"))
+    dgx = next(d for d in data["devices"] if d["id"] == "dgx-h100")
+    dgx["fields"]["price_includes_nics"]["value"] = False
+    cat = parse_catalog(data)
+    fabric = expand(load_preset(IB_1K), cat)
+    bom = bill_of_materials(fabric, cat)
+    (nic,) = _lines(bom, "nic")
+    assert nic.unit_price_usd == cat.get("connectx-7").value("price_usd")
+    assert nic.network and nic.unit_power_w > 0
+    included = cost_report(expand(load_preset(IB_1K)), None)
+    separate = cost_report(fabric, cat)
+    assert separate["network_capex_usd"] - included["network_capex_usd"] == pytest.approx(
+        nic.price_usd
+    )
+
+
+def test_group_overrides_of_price_and_power_are_used(catalog):
+    fabric = _fabric(IB_1K, catalog, ("groups.spine.overrides.price_usd", "36000"))
+    bom = bill_of_materials(fabric, catalog)
+    spine = next(ln for ln in bom if ln.kind == "switch" and ln.tier == "spine")
+    assert spine.unit_price_usd == 36000
+    assert "group override" in spine.provenance
+
+
+def test_opex_is_linear_in_years_price_and_pue(catalog):
+    fabric = _fabric(IB_1K, catalog)
+    base = cost_report(fabric, catalog, years=1.0, usd_per_kwh=0.1, pue=1.2)
+    assert cost_report(fabric, catalog, years=3.0, usd_per_kwh=0.1, pue=1.2)[
+        "opex_usd"
+    ] == pytest.approx(3 * base["opex_usd"])
+    assert cost_report(fabric, catalog, years=1.0, usd_per_kwh=0.25, pue=1.2)[
+        "opex_usd"
+    ] == pytest.approx(2.5 * base["opex_usd"])
+    assert cost_report(fabric, catalog, years=1.0, usd_per_kwh=0.1, pue=1.5)[
+        "opex_usd"
+    ] == pytest.approx(1.25 * base["opex_usd"])
+    assert cost_report(fabric, catalog, years=0.0)["opex_usd"] == 0
+    # 1 year of the cluster's power at PUE 1.2 and 0.1 USD/kWh.
+    assert base["opex_usd"] == pytest.approx(base["power_w"] / 1e3 * 8766 * 1.2 * 0.1)
+
+
+def test_energy_defaults_come_from_the_catalog_with_sources(catalog):
+    report = cost_report(_fabric(IB_1K, catalog), catalog)
+    dc = catalog.technology("datacenter")
+    assert report["usd_per_kwh"] == dc.value("usd_per_kwh") == 0.078
+    assert report["pue"] == dc.value("pue")
+    site = {s["catalog_id"]: s["provenance"] for s in report["sources"]}
+    assert "semianalysis.com" in site["datacenter.usd_per_kwh"]
+    assert "uptimeinstitute.com" in site["datacenter.pue"]
+
+
+def test_every_line_traces_to_catalog_sources(catalog):
+    fabric = _fabric("h100-ib-ndr-16k", catalog)
+    report = cost_report(fabric, catalog)
+    assert len(report["sources"]) == len(report["bom"]) + 2
+    for line in report["bom"]:
+        assert line["catalog_id"] in line["provenance"]
+        assert "http" in line["provenance"] or "assumption" in line["provenance"]
+    assert str(report["bom"][0]["count"]) in report["derivation"]["capex_usd"]
+
+
+def test_cost_per_unit_of_performance(catalog):
+    fabric = _fabric(IB_1K, catalog)
+    report = cost_report(fabric, catalog, busbw_GBps=200.0, tokens_per_s=5e5)
+    assert report["usd_per_busbw_GBps"] == pytest.approx(report["capex_usd"] / 200.0)
+    assert report["network_usd_per_busbw_GBps"] == pytest.approx(
+        report["network_capex_usd"] / 200.0
+    )
+    assert report["usd_per_token_per_s"] == pytest.approx(report["capex_usd"] / 5e5)
+    bare = cost_report(fabric, catalog, busbw_GBps=0.0)
+    assert bare["usd_per_busbw_GBps"] is None and bare["usd_per_token_per_s"] is None
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("years", -1.0),
+        ("years", math.nan),
+        ("usd_per_kwh", -0.05),
+        ("usd_per_kwh", "cheap"),
+        ("pue", 0.9),
+        ("busbw_GBps", -3.0),
+        ("tokens_per_s", math.inf),
+    ],
+)
+def test_bad_inputs_raise_a_scenario_error_naming_the_argument(argument, value, catalog):
+    fabric = _fabric(IB_1K, catalog)
+    with pytest.raises(ScenarioError, match=argument) as err:
+        cost_report(fabric, catalog, **{argument: value})
+    assert err.value.problems[0].field == argument
+
+
+def test_the_report_leaves_the_fabric_untouched(catalog):
+    fabric = _fabric(IB_1K, catalog)
+    before = copy.deepcopy(fabric.scenario)
+    cost_report(fabric, catalog)
+    assert fabric.scenario == before
+
+
+def test_the_128k_preset_costs_in_well_under_a_second(catalog):
+    fabric = _fabric("h100-roce-128k", catalog)
+    t0 = time.perf_counter()
+    report = cost_report(fabric, catalog)
+    elapsed = time.perf_counter() - t0
+    assert report["gpus"] == 131072
+    assert elapsed < 0.25, f"cost_report took {elapsed:.3f} s"
