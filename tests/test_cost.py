@@ -18,20 +18,9 @@ from engine.presets import load_preset, preset_names
 from engine.resources import resource_path
 from engine.topology import generators as gen
 from engine.topology.expand import expand, wire_bundle
+from tests.test_topology import SUPERPOD_TABLE
 
-# NVIDIA DGX SuperPOD reference architecture (DGX B200, same Quantum-2 QM9700 rail-optimized
-# fabric at 8 x 400G per node; scalable unit = 32 nodes), "DGX SuperPOD architecture" table:
-# docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-b200/latest/
-# dgx-superpod-architecture.html (accessed 2026). Columns: SUs, nodes, GPUs, leaf, spine,
-# core, node-leaf cables, leaf-spine cables, spine-core cables.
-SUPERPOD_TABLE = [
-    (2, 64, 512, 16, 8, 0, 512, 512, 0),
-    (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
-    (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),
-    (16, 512, 4096, 128, 128, 64, 4096, 4096, 4096),
-    (32, 1024, 8192, 256, 256, 128, 8192, 8192, 8192),
-    (64, 2048, 16384, 512, 512, 256, 16384, 16384, 16384),
-]
+# NVIDIA's DGX SuperPOD reference-architecture table, with its citation, lives in test_topology.
 IB_1K = "dgx-h100-ib-ndr-1k"
 
 
