@@ -376,6 +376,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK if not result.errors else EXIT_INVALID
 
 
+def _number(value: float) -> str:
+    """A figure for a table: thousands separated when large, 4 significant digits when small."""
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from engine.compare import compare, convert_technology
 
@@ -396,7 +401,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     print(f"{'':<30}{result['a'][:24]:>26}{result['b'][:24]:>26}{'b / a':>10}")
     for row in result["rows"]:
         ratio = "" if row["b_over_a"] is None else f"{row['b_over_a']:.3f}"
-        print(f"{row['metric']:<30}{row['a']:>26,.4g}{row['b']:>26,.4g}{ratio:>10}")
+        print(f"{row['metric']:<30}{_number(row['a']):>26}{_number(row['b']):>26}{ratio:>10}")
     return EXIT_OK
 
 
