@@ -146,7 +146,8 @@ class Workload:
     """What traffic to evaluate.
 
     ``permutation``: every GPU sends to one GPU on another server. The collective fields
-    (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs) drive the collective benchmark;
+    (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs, `placement`: GPU ids in rank
+    order, empty for servers in order) drive the collective benchmark;
     `training` the training-step model.
     """
 
@@ -157,6 +158,7 @@ class Workload:
     algorithm: str = "auto"
     protocol: str = "auto"
     ranks: int = 0
+    placement: list[int] = field(default_factory=list)
     training: TrainingJob = field(default_factory=TrainingJob)
 
 

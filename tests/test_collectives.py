@@ -211,3 +211,31 @@ def test_concurrent_groups_share_the_fabric(catalog):
         "all-reduce", leaf_ranks, np.array([2.0**30]), "ring", "simple", concurrent=others
     ).rows[0]["time_s"]
     assert together > 1.5 * alone
+
+
+def test_a_given_placement_puts_ranks_where_it_says(ib_1k):
+    fabric, engine = ib_1k
+    scenario = fabric.scenario
+    try:
+        # Rank k on GPU 0 of server k: every ring step crosses the network.
+        scenario.workload.placement = [8 * k for k in range(8)]
+        spread = engine.run(
+            "all-reduce", placement(fabric), np.array([2.0**30]), "ring", "simple"
+        ).rows[0]
+        scenario.workload.placement = []
+        packed = engine.run(
+            "all-reduce", placement(fabric, 8), np.array([2.0**30]), "ring", "simple"
+        ).rows[0]
+    finally:
+        scenario.workload.placement = []
+    assert spread["busbw_GBps"] < 60 < packed["busbw_GBps"]
+
+
+def test_a_placement_with_repeated_gpus_is_refused(ib_1k):
+    fabric, _ = ib_1k
+    fabric.scenario.workload.placement = [0, 0, 1]
+    try:
+        with pytest.raises(ScenarioError, match="distinct"):
+            placement(fabric)
+    finally:
+        fabric.scenario.workload.placement = []
