@@ -1,34 +1,268 @@
-"""The main window. For now: the shell the canvas, inspector and plots will live in."""
+"""The main window: canvas in the centre, inspector on the right, results at the bottom.
+
+Edits reach the `ScenarioDocument` (undoable); each change re-checks the structure at once
+and, after a short debounce, asks the `EvaluationWorker` for a fresh evaluation off the GUI
+thread. The status bar shows the validation state, the engine time and, while a run is in
+progress, a cancel button.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow
+from typing import Any
 
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.catalog import Catalog, default_catalog
+from engine.model import Scenario
 from engine.presets import DEFAULT_PRESET, load_preset
+from ui.canvas import FabricCanvas
+from ui.document import ScenarioDocument
+from ui.inspector import Inspector
+from ui.results import ResultsPanel
+from ui.worker import EvaluationWorker
+
+DEBOUNCE_MS = 150
+
+
+def summary_html(scenario: Scenario) -> str:
+    """Name, description and the groups of a scenario, for the summary label."""
+    groups = "<br>".join(f"{g.count:,} × {g.model}  ({g.tier})" for g in scenario.groups)
+    return (
+        f"<b>{scenario.metadata.name}</b><br><small>{scenario.metadata.description}</small>"
+        f"<p>{groups}</p>"
+    )
 
 
 class MainWindow(QMainWindow):
-    """FabricLab's top-level window, opened on the default preset."""
+    """FabricLab's top-level window, opened on `scenario` (default: the default preset)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        scenario: Scenario | None = None,
+        catalog: Catalog | None = None,
+        evaluate_on_start: bool = True,
+    ) -> None:
         super().__init__()
-        self.scenario = load_preset(DEFAULT_PRESET)
-        self.setWindowTitle(f"FabricLab — {self.scenario.metadata.name}")
-        self.resize(1280, 800)
-        groups = "\n".join(f"{g.count:,} × {g.model}  ({g.tier})" for g in self.scenario.groups)
-        label = QLabel(
-            f"<h2>{self.scenario.metadata.name}</h2><p>{self.scenario.metadata.description}</p>"
-            f"<pre>{groups}</pre>"
+        self.catalog = catalog or default_catalog()
+        self.document = ScenarioDocument(
+            scenario if scenario is not None else load_preset(DEFAULT_PRESET), self.catalog, self
         )
-        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        label.setWordWrap(True)
-        label.setObjectName("scenarioSummary")
-        self.setCentralWidget(label)
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        quit_action.triggered.connect(self.close)
-        self.menuBar().addMenu("&File").addAction(quit_action)
-        self.addAction(quit_action)
-        self.statusBar().showMessage("Ready")
+        self.worker = EvaluationWorker(self.catalog, self)
+        self._requests: dict[int, Scenario] = {}
+        self.last_report: dict[str, Any] | None = None
+        self.resize(1280, 800)
+
+        self.canvas = FabricCanvas(self.document)
+        self.setCentralWidget(self.canvas)
+
+        self.inspector = Inspector(self.document)
+        self.summary = QLabel()
+        self.summary.setObjectName("scenarioSummary")
+        self.summary.setWordWrap(True)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.addWidget(self.summary)
+        side_layout.addWidget(self.inspector, 1)
+        inspector_dock = QDockWidget("Inspector", self)
+        inspector_dock.setObjectName("inspectorDock")
+        inspector_dock.setWidget(side)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector_dock)
+
+        self.results = ResultsPanel()
+        results_dock = QDockWidget("Results", self)
+        results_dock.setObjectName("resultsDock")
+        results_dock.setWidget(self.results)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, results_dock)
+
+        self._build_status_bar()
+        self._build_actions(inspector_dock, results_dock)
+
+        self.debounce = QTimer(self)
+        self.debounce.setSingleShot(True)
+        self.debounce.setInterval(DEBOUNCE_MS)
+        self.debounce.timeout.connect(self.evaluate_now)
+
+        self.canvas.groupSelected.connect(self.inspector.show_group)
+        self.inspector.message.connect(self._edit_message)
+        self.document.changed.connect(self._document_changed)
+        self.document.problemsChanged.connect(self._show_validation)
+        self.worker.started.connect(self._run_started)
+        self.worker.finished.connect(self._run_finished)
+        self.worker.failed.connect(self._run_failed)
+        self.worker.invalid.connect(self._run_invalid)
+        self.worker.cancelled.connect(self._run_cancelled)
+
+        self._refresh_texts()
+        self._show_validation(self.document.problems)
+        QTimer.singleShot(0, self.canvas.fit)
+        if evaluate_on_start:
+            self.evaluate_now()
+
+    # ---- construction -----------------------------------------------------------------------
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.validation_label = QLabel()
+        self.validation_label.setObjectName("validationStatus")
+        self.engine_label = QLabel("engine: –")
+        self.engine_label.setObjectName("engineTime")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(120)
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelButton")
+        self.cancel_button.setToolTip("Stop waiting for this evaluation (Esc)")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.worker.cancel)
+        for w in (self.validation_label, self.engine_label, self.progress, self.cancel_button):
+            bar.addPermanentWidget(w)
+        bar.showMessage("Ready")
+
+    def _build_actions(self, *docks: QDockWidget) -> None:
+        stack = self.document.undo_stack
+        self.undo_action = stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
+        self.redo_action = stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.fit_action = QAction("&Fit to view", self)
+        self.fit_action.setShortcut(QKeySequence("Ctrl+0"))
+        self.fit_action.triggered.connect(self.canvas.fit)
+        zoom_in = QAction("Zoom &in", self)
+        zoom_in.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        zoom_in.triggered.connect(lambda: self.canvas.zoom(1.25))
+        zoom_out = QAction("Zoom &out", self)
+        zoom_out.setShortcut(QKeySequence("Ctrl+-"))
+        zoom_out.triggered.connect(lambda: self.canvas.zoom(0.8))
+        self.evaluate_action = QAction("&Evaluate", self)
+        self.evaluate_action.setShortcut(QKeySequence("F5"))
+        self.evaluate_action.triggered.connect(self.evaluate_now)
+        self.cancel_action = QAction("&Cancel evaluation", self)
+        self.cancel_action.setShortcut(QKeySequence("Esc"))
+        self.cancel_action.triggered.connect(self.worker.cancel)
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.quit_action.triggered.connect(self.close)
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(self.quit_action)
+        edit_menu = menu.addMenu("&Edit")
+        edit_menu.addActions([self.undo_action, self.redo_action])
+        view_menu = menu.addMenu("&View")
+        view_menu.addActions([self.fit_action, zoom_in, zoom_out])
+        view_menu.addSeparator()
+        for dock in docks:
+            view_menu.addAction(dock.toggleViewAction())
+        run_menu = menu.addMenu("&Run")
+        run_menu.addActions([self.evaluate_action, self.cancel_action])
+
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolBar")
+        toolbar.addActions([self.undo_action, self.redo_action, self.fit_action])
+        toolbar.addSeparator()
+        toolbar.addActions([self.evaluate_action, self.cancel_action])
+        for action in (
+            self.quit_action,
+            self.undo_action,
+            self.redo_action,
+            self.fit_action,
+            zoom_in,
+            zoom_out,
+            self.evaluate_action,
+            self.cancel_action,
+        ):
+            self.addAction(action)
+
+    # ---- document ---------------------------------------------------------------------------
+
+    def _refresh_texts(self) -> None:
+        scenario = self.document.scenario
+        self.setWindowTitle(f"FabricLab — {scenario.metadata.name}")
+        self.summary.setText(summary_html(scenario))
+
+    def _document_changed(self) -> None:
+        self._refresh_texts()
+        self.debounce.start()
+
+    def _show_validation(self, problems: list) -> None:
+        errors = [p for p in problems if p.severity == "error"]
+        if errors:
+            self.validation_label.setText(f"⚠ {len(errors)} problem(s)")
+            self.validation_label.setToolTip("\n".join(str(p) for p in problems))
+            self.validation_label.setStyleSheet("color: #d62728")
+        else:
+            self.validation_label.setText("✓ valid")
+            self.validation_label.setToolTip("")
+            self.validation_label.setStyleSheet("")
+
+    def _edit_message(self, message: str) -> None:
+        if message:
+            self.statusBar().showMessage(f"Edit refused: {message}", 8000)
+
+    # ---- evaluation -------------------------------------------------------------------------
+
+    def evaluate_now(self) -> int | None:
+        """Submit the current scenario unless it has structural problems; the request id."""
+        self.debounce.stop()
+        problems = self.document.structural_problems
+        if problems:
+            self.worker.cancel()
+            self.statusBar().showMessage(
+                f"Not evaluated: {problems[0]}"
+                + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+            )
+            return None
+        scenario = self.document.scenario
+        request = self.worker.submit(scenario)
+        self._requests = {request: scenario}
+        return request
+
+    def _set_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+
+    def _run_started(self, request_id: int) -> None:
+        self._set_running(True)
+        self.statusBar().showMessage("Evaluating…")
+
+    def _run_finished(self, request_id: int, report: dict) -> None:
+        self._set_running(False)
+        self.last_report = report
+        self.results.show_report(report)
+        elapsed = report.get("ui_elapsed_s", 0.0)
+        self.engine_label.setText(f"engine: {elapsed:.2f} s")
+        warnings = report.get("warnings") or []
+        note = f" — {len(warnings)} warning(s)" if warnings else ""
+        self.statusBar().showMessage(f"Evaluated in {elapsed:.2f} s{note}", 10000)
+
+    def _run_failed(self, request_id: int, message: str) -> None:
+        self._set_running(False)
+        first = message.splitlines()[0] if message else "unknown error"
+        self.statusBar().showMessage(f"Evaluation failed: {first}")
+        self.results.set_status(f"Evaluation failed: {first}")
+
+    def _run_invalid(self, request_id: int, problems: list) -> None:
+        if self._requests.get(request_id) is self.document.scenario:
+            self.document.set_expand_problems(problems)
+
+    def _run_cancelled(self, request_id: int) -> None:
+        self._set_running(False)
+        self.statusBar().showMessage("Evaluation cancelled", 10000)
+        self.results.set_status("cancelled")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop the debounce and wait for a running evaluation before closing."""
+        self.debounce.stop()
+        self.worker.shutdown()
+        super().closeEvent(event)

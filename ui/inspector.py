@@ -1,0 +1,179 @@
+"""The property inspector: the selected group's fields, or fabric/routing with none selected.
+
+Every edit goes through `ScenarioDocument.set_field`, so it is undoable; a refused edit shows
+its message under the form.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.model import ROUTING_MODES
+from ui.document import ScenarioDocument
+
+MAX_COUNT = 1_000_000
+MAX_LATENCY_NS = 100_000.0
+CATALOG_TEXT = "catalog"
+
+
+class Inspector(QWidget):
+    """Form for the selected group (count, model) or the fabric and routing settings.
+
+    The switch latency box shows ``catalog`` at its minimum (0): the catalog's value (None).
+    The override line accepts ``path=value`` like the CLI's ``--set``.
+    `message(str)` fires with the refusal of an edit (``""`` after a successful one).
+    """
+
+    message = Signal(str)
+
+    def __init__(self, document: ScenarioDocument, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.group_id = ""
+        self.setObjectName("inspector")
+
+        self.title = QLabel()
+        self.title.setObjectName("inspectorTitle")
+
+        group_page = QWidget()
+        form = QFormLayout(group_page)
+        self.count_spin = QSpinBox()
+        self.count_spin.setObjectName("countSpin")
+        self.count_spin.setRange(1, MAX_COUNT)
+        self.count_spin.setKeyboardTracking(False)
+        self.count_spin.setToolTip(f"Number of devices in the group (1..{MAX_COUNT:,})")
+        self.model_combo = QComboBox()
+        self.model_combo.setObjectName("modelCombo")
+        self.tier_label = QLabel()
+        form.addRow("Count", self.count_spin)
+        form.addRow("Model", self.model_combo)
+        form.addRow("Tier", self.tier_label)
+
+        fabric_page = QWidget()
+        form2 = QFormLayout(fabric_page)
+        self.routing_combo = QComboBox()
+        self.routing_combo.setObjectName("routingCombo")
+        self.routing_combo.addItems(list(ROUTING_MODES))
+        self.latency_spin = QDoubleSpinBox()
+        self.latency_spin.setObjectName("switchLatencySpin")
+        self.latency_spin.setRange(0.0, MAX_LATENCY_NS)
+        self.latency_spin.setDecimals(1)
+        self.latency_spin.setSuffix(" ns")
+        self.latency_spin.setSpecialValueText(CATALOG_TEXT)
+        self.latency_spin.setKeyboardTracking(False)
+        self.latency_spin.setToolTip("Switch latency; 'catalog' uses the catalog's value")
+        form2.addRow("Routing", self.routing_combo)
+        form2.addRow("Switch latency", self.latency_spin)
+
+        self.pages = QStackedWidget()
+        self.pages.addWidget(fabric_page)
+        self.pages.addWidget(group_page)
+
+        self.override_edit = QLineEdit()
+        self.override_edit.setObjectName("overrideEdit")
+        self.override_edit.setPlaceholderText("path=value, e.g. routing.mode=spray")
+        self.error_label = QLabel()
+        self.error_label.setObjectName("inspectorMessage")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #d62728")
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.pages)
+        layout.addWidget(QLabel("Set a field:"))
+        layout.addWidget(self.override_edit)
+        layout.addWidget(self.error_label)
+        layout.addStretch(1)
+
+        self.count_spin.valueChanged.connect(self._count_edited)
+        self.model_combo.activated.connect(self._model_edited)
+        self.routing_combo.activated.connect(self._routing_edited)
+        self.latency_spin.valueChanged.connect(self._latency_edited)
+        self.override_edit.returnPressed.connect(self._override_entered)
+        document.changed.connect(self.refresh)
+        self.refresh()
+
+    # ---- showing ----------------------------------------------------------------------------
+
+    def show_group(self, group_id: str) -> None:
+        """Inspect the group `group_id` (``""``: the fabric and routing settings)."""
+        self.group_id = group_id
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Load the current values into the widgets without triggering edits."""
+        scenario = self.document.scenario
+        try:
+            group = scenario.group(self.group_id) if self.group_id else None
+        except KeyError:
+            group, self.group_id = None, ""
+        widgets = (self.count_spin, self.model_combo, self.routing_combo, self.latency_spin)
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            if group is None:
+                self.title.setText("<b>Fabric and routing</b>")
+                self.pages.setCurrentIndex(0)
+                self.routing_combo.setCurrentText(scenario.routing.mode)
+                latency = scenario.fabric.switch_latency_ns
+                self.latency_spin.setValue(0.0 if latency is None else latency)
+            else:
+                self.title.setText(f"<b>{group.name or group.id}</b> ({group.kind})")
+                self.pages.setCurrentIndex(1)
+                self.count_spin.setValue(max(1, min(MAX_COUNT, group.count)))
+                self.model_combo.clear()
+                models = [d.id for d in self.document.catalog.of_kind(group.kind)]
+                if group.model not in models:
+                    models.append(group.model)
+                self.model_combo.addItems(models)
+                self.model_combo.setCurrentText(group.model)
+                self.tier_label.setText(group.tier)
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+
+    # ---- editing ----------------------------------------------------------------------------
+
+    def _apply(self, path: str, text: str) -> None:
+        error = self.document.set_field(path, text)
+        self.error_label.setText(error or "")
+        self.message.emit(error or "")
+        if error:
+            self.refresh()
+
+    def _count_edited(self, value: int) -> None:
+        if self.group_id:
+            self._apply(f"groups.{self.group_id}.count", str(value))
+
+    def _model_edited(self, index: int) -> None:
+        if self.group_id:
+            self._apply(f"groups.{self.group_id}.model", self.model_combo.itemText(index))
+
+    def _routing_edited(self, index: int) -> None:
+        self._apply("routing.mode", self.routing_combo.itemText(index))
+
+    def _latency_edited(self, value: float) -> None:
+        text = "none" if value <= self.latency_spin.minimum() else repr(value)
+        self._apply("fabric.switch_latency_ns", text)
+
+    def _override_entered(self) -> None:
+        text = self.override_edit.text().strip()
+        path, sep, value = text.partition("=")
+        if not sep or not path.strip():
+            self.error_label.setText("write path=value, e.g. routing.mode=spray")
+            self.message.emit(self.error_label.text())
+            return
+        self._apply(path.strip(), value.strip())
+        if not self.error_label.text():
+            self.override_edit.clear()

@@ -1,0 +1,166 @@
+"""Evaluation off the GUI thread: one QThreadPool job per request, newest request wins.
+
+The engine cannot be interrupted mid-run, so superseding or cancelling a request marks it
+stale: its result is dropped when it arrives (`discarded`) and a queued stale job is skipped
+before it starts. Results reach the GUI thread through a QObject signal bridge (queued).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+
+from engine.catalog import Catalog
+from engine.collective_schedules import bus_factor
+from engine.collectives import DEFAULT_SIZES, CollectiveEngine, placement
+from engine.errors import ScenarioError
+from engine.evaluate import evaluate
+from engine.model import Scenario
+from engine.routing import Router
+from engine.topology.expand import expand
+
+PARTS = ("permutation", "collective")
+
+
+def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
+    """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
+
+    `evaluate` gives the permutation test and the collective at the workload's size; the
+    workload's collective is also timed over the engine's default message sizes for the plot
+    (``report["collective_sweep"]``: sizes and busbw per algorithm). ``ui_elapsed_s`` is the
+    wall time of the whole run.
+    """
+    t0 = time.perf_counter()
+    report = evaluate(scenario, catalog, parts=PARTS)
+    fabric = expand(scenario, catalog)
+    w = scenario.workload
+    engine = CollectiveEngine(fabric, catalog, Router(fabric))
+    result = engine.run(w.op, placement(fabric, w.ranks), DEFAULT_SIZES, w.algorithm, w.protocol)
+    factor = bus_factor(w.op, result.ranks)
+    sizes = [float(s) for s in DEFAULT_SIZES]
+    report["collective_sweep"] = {
+        "op": result.op,
+        "ranks": result.ranks,
+        "sizes": sizes,
+        "busbw_GBps": {
+            algo: [
+                s / t * factor / 1e9 if t > 0 else 0.0 for s, t in zip(sizes, times, strict=True)
+            ]
+            for algo, times in result.curves.items()
+        },
+        "best_busbw_GBps": [row["busbw_GBps"] for row in result.rows],
+    }
+    report["ui_elapsed_s"] = time.perf_counter() - t0
+    return report
+
+
+class _Bridge(QObject):
+    """Carries a job's outcome from the pool thread to the GUI thread (queued signals)."""
+
+    finished = Signal(int, object)
+    failed = Signal(int, str, list)
+    skipped = Signal(int)
+
+
+class _Job(QRunnable):
+    """One evaluation request."""
+
+    def __init__(
+        self, worker: EvaluationWorker, request_id: int, scenario: Scenario, catalog: Catalog
+    ) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self.worker = worker
+        self.bridge = worker._bridge
+        self.request_id = request_id
+        self.scenario = scenario
+        self.catalog = catalog
+
+    def run(self) -> None:
+        """Evaluate unless already stale; report the outcome through the bridge."""
+        if self.worker.current_request != self.request_id:
+            self.bridge.skipped.emit(self.request_id)
+            return
+        try:
+            report = run_evaluation(self.scenario, self.catalog)
+        except ScenarioError as exc:
+            self.bridge.failed.emit(self.request_id, str(exc), list(exc.problems))
+        except Exception as exc:
+            self.bridge.failed.emit(self.request_id, f"{type(exc).__name__}: {exc}", [])
+        else:
+            self.bridge.finished.emit(self.request_id, report)
+
+
+class EvaluationWorker(QObject):
+    """Runs `run_evaluation` on a private thread pool; only the newest request counts.
+
+    Signals: `started(id)`, `finished(id, report)`, `failed(id, message)`,
+    `invalid(id, problems)` (the scenario cannot be expanded), `cancelled(id)`, and
+    `discarded(id)` when a stale request's outcome arrives and is dropped.
+    """
+
+    started = Signal(int)
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+    invalid = Signal(int, list)
+    cancelled = Signal(int)
+    discarded = Signal(int)
+
+    def __init__(self, catalog: Catalog, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.catalog = catalog
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._bridge = _Bridge(self)
+        self._bridge.finished.connect(self._on_finished)
+        self._bridge.failed.connect(self._on_failed)
+        self._bridge.skipped.connect(self.discarded)
+        self._next_id = 0
+        self.current_request: int | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether a current (not stale) request is waiting for its result."""
+        return self.current_request is not None
+
+    def submit(self, scenario: Scenario) -> int:
+        """Queue an evaluation of `scenario`; earlier requests become stale. Returns its id."""
+        self._next_id += 1
+        self.current_request = self._next_id
+        self._pool.start(_Job(self, self._next_id, scenario, self.catalog))
+        self.started.emit(self._next_id)
+        return self._next_id
+
+    def cancel(self) -> None:
+        """Make the current request stale (its result will be discarded)."""
+        request = self.current_request
+        if request is None:
+            return
+        self.current_request = None
+        self.cancelled.emit(request)
+
+    def shutdown(self) -> None:
+        """Drop every request and wait for a running job to end (before the app quits)."""
+        self.current_request = None
+        self._pool.clear()
+        self._pool.waitForDone()
+
+    @Slot(int, object)
+    def _on_finished(self, request_id: int, report: object) -> None:
+        if request_id != self.current_request:
+            self.discarded.emit(request_id)
+            return
+        self.current_request = None
+        self.finished.emit(request_id, report)
+
+    @Slot(int, str, list)
+    def _on_failed(self, request_id: int, message: str, problems: list) -> None:
+        if request_id != self.current_request:
+            self.discarded.emit(request_id)
+            return
+        self.current_request = None
+        if problems:
+            self.invalid.emit(request_id, problems)
+        self.failed.emit(request_id, message)
