@@ -129,6 +129,17 @@ class CollectiveResult:
     link_util: np.ndarray | None = None
     engine_s: float = 0.0
 
+    def busbw_curves(self) -> dict[str, list[float]]:
+        """Bus bandwidth (GB/s) per algorithm at every size, as the curves' times give it."""
+        factor = bus_factor(self.op, self.ranks)
+        sizes = [row["bytes"] for row in self.rows]
+        return {
+            algo: [
+                s / t * factor / 1e9 if t > 0 else 0.0 for s, t in zip(sizes, times, strict=True)
+            ]
+            for algo, times in self.curves.items()
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (per-link arrays left out)."""
         return {
@@ -136,6 +147,7 @@ class CollectiveResult:
             "ranks": self.ranks,
             "rows": self.rows,
             "curves_time_s": self.curves,
+            "curves_busbw_GBps": self.busbw_curves(),
             "breakdown": self.breakdown,
             "link_utilization": self.link_utilization,
             "hottest_links": self.hottest_links,

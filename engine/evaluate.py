@@ -156,15 +156,17 @@ def permutation_test(
     }
 
 
-def collective_summary(fabric: Fabric, router: Router, catalog: Catalog) -> dict[str, Any]:
-    """The scenario's collective (workload op, algorithm, ranks) at `message_bytes`."""
+def collective_summary(
+    fabric: Fabric, router: Router, catalog: Catalog, sizes: np.ndarray | None = None
+) -> dict[str, Any]:
+    """The scenario's collective (workload op, algorithm, ranks) at `sizes` bytes
+    (default: the workload's `message_bytes`)."""
     from engine.collectives import CollectiveEngine, placement
 
     w = fabric.scenario.workload
     engine = CollectiveEngine(fabric, catalog, router)
-    result = engine.run(
-        w.op, placement(fabric, w.ranks), np.array([w.message_bytes]), w.algorithm, w.protocol
-    )
+    sizes = np.array([w.message_bytes]) if sizes is None else np.asarray(sizes, dtype=float)
+    result = engine.run(w.op, placement(fabric, w.ranks), sizes, w.algorithm, w.protocol)
     return result.to_dict()
 
 
@@ -179,6 +181,7 @@ def evaluate(
     scenario: Scenario,
     catalog: Catalog | None = None,
     parts: tuple[str, ...] = ("permutation", "collective", "training"),
+    collective_sizes: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
 
@@ -194,13 +197,13 @@ def evaluate(
     if "permutation" in parts:
         report["permutation"] = permutation_test(fabric, router)
     if "collective" in parts:
-        report["collective"] = collective_summary(fabric, router, catalog)
+        report["collective"] = collective_summary(fabric, router, catalog, collective_sizes)
     if "training" in parts:
         report["training"] = training_summary(fabric, catalog)
     if "cost" in parts:
         from engine.cost import cost_report
 
-        busbw = report["collective"]["rows"][0]["busbw_GBps"] if "collective" in report else None
+        busbw = report["collective"]["rows"][-1]["busbw_GBps"] if "collective" in report else None
         tokens = report["training"]["tokens_per_s"] if "training" in report else None
         report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
     report["warnings"] = [str(w) for w in fabric.warnings]

@@ -13,13 +13,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from engine.catalog import Catalog
-from engine.collective_schedules import bus_factor
-from engine.collectives import DEFAULT_SIZES, CollectiveEngine, placement
+from engine.collectives import DEFAULT_SIZES
 from engine.errors import ScenarioError
 from engine.evaluate import evaluate
 from engine.model import Scenario
-from engine.routing import Router
-from engine.topology.expand import expand
 
 PARTS = ("permutation", "collective")
 
@@ -27,30 +24,19 @@ PARTS = ("permutation", "collective")
 def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
     """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
 
-    `evaluate` gives the permutation test and the collective at the workload's size; the
-    workload's collective is also timed over the engine's default message sizes for the plot
-    (``report["collective_sweep"]``: sizes and busbw per algorithm). ``ui_elapsed_s`` is the
-    wall time of the whole run.
+    `evaluate` gives the permutation test and the workload's collective over the engine's
+    default message sizes; ``report["collective_sweep"]`` re-labels the latter for the plot
+    (sizes and busbw per algorithm). ``ui_elapsed_s`` is the wall time of the whole run.
     """
     t0 = time.perf_counter()
-    report = evaluate(scenario, catalog, parts=PARTS)
-    fabric = expand(scenario, catalog)
-    w = scenario.workload
-    engine = CollectiveEngine(fabric, catalog, Router(fabric))
-    result = engine.run(w.op, placement(fabric, w.ranks), DEFAULT_SIZES, w.algorithm, w.protocol)
-    factor = bus_factor(w.op, result.ranks)
-    sizes = [float(s) for s in DEFAULT_SIZES]
+    report = evaluate(scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES)
+    collective = report["collective"]
     report["collective_sweep"] = {
-        "op": result.op,
-        "ranks": result.ranks,
-        "sizes": sizes,
-        "busbw_GBps": {
-            algo: [
-                s / t * factor / 1e9 if t > 0 else 0.0 for s, t in zip(sizes, times, strict=True)
-            ]
-            for algo, times in result.curves.items()
-        },
-        "best_busbw_GBps": [row["busbw_GBps"] for row in result.rows],
+        "op": collective["op"],
+        "ranks": collective["ranks"],
+        "sizes": [float(row["bytes"]) for row in collective["rows"]],
+        "busbw_GBps": collective["curves_busbw_GBps"],
+        "best_busbw_GBps": [row["busbw_GBps"] for row in collective["rows"]],
     }
     report["ui_elapsed_s"] = time.perf_counter() - t0
     return report
