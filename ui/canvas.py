@@ -1,9 +1,28 @@
-"""The fabric canvas: one node per device group in tier bands, one edge per link bundle."""
+"""The fabric canvas: one node per device group in tier bands, one edge per link bundle.
+
+Editing on the canvas (all through the document, so every edit is one undo step):
+dragging nodes moves them; dropping a palette item adds a group; dragging with the right
+button (or Shift+left) from one node to another connects them; Delete removes the selection;
+Ctrl+C / Ctrl+V copy and paste groups. After a run, `show_utilization` colours switch nodes
+and bundle edges by the permutation test's mean link utilization per tier.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+)
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsLineItem,
@@ -11,6 +30,7 @@ from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsSimpleTextItem,
     QGraphicsView,
+    QLabel,
     QStyleOptionGraphicsItem,
     QWidget,
 )
@@ -23,6 +43,26 @@ NODE_W = 200.0
 NODE_H = 64.0
 BAND_H = 150.0
 PROBLEM_PEN = QPen(QColor("#d62728"), 3)
+DEVICE_MIME = "application/x-fabriclab-device"
+PASTE_OFFSET = (60.0, 60.0)
+
+
+def utilization_color(u: float) -> QColor:
+    """Green (idle) through yellow to red (saturated) for a utilization in 0..1."""
+    u = max(0.0, min(1.0, float(u)))
+    return QColor.fromHsvF((1.0 - u) * 120.0 / 360.0, 0.75, 0.9)
+
+
+def tier_utilization(link_utilization: dict[str, Any]) -> dict[str, float]:
+    """Mean utilization per tier label (``leaf->spine``), both directions folded into max."""
+    out: dict[str, float] = {}
+    for label, stats in link_utilization.items():
+        if "->" not in label or not isinstance(stats, dict) or "mean" not in stats:
+            continue
+        a, b = label.split("->", 1)
+        reverse = link_utilization.get(f"{b}->{a}", {})
+        out[label] = max(float(stats["mean"]), float(reverse.get("mean", 0.0)))
+    return out
 
 
 def tier_y(tier: str) -> float:
@@ -39,8 +79,11 @@ class NodeItem(QGraphicsObject):
         self.group_id = group.id
         self.lines = [group.name or group.id, f"×{group.count:,}", group.model]
         self.kind = group.kind
+        self.tier = group.tier
         self.problems: list[Problem] = []
+        self.fill: QColor | None = None
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
         self.setToolTip(f"{group.id} ({group.kind}, tier {group.tier})")
 
     def boundingRect(self) -> QRectF:
@@ -63,6 +106,8 @@ class NodeItem(QGraphicsObject):
         """Draw the rounded rectangle and its three lines of text."""
         rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
         fill = QColor("#dbe9f6") if self.kind == "server" else QColor("#e8e3f3")
+        if self.fill is not None:
+            fill = self.fill
         painter.setBrush(QBrush(fill))
         if self.problems:
             pen = PROBLEM_PEN
@@ -91,14 +136,45 @@ class EdgeItem(QGraphicsLineItem):
     """A link bundle between two nodes, labelled ``pattern · links×speed G``."""
 
     def __init__(self, bundle: LinkBundle, a: QPointF, b: QPointF) -> None:
-        super().__init__(a.x(), a.y(), b.x(), b.y())
+        super().__init__()
         self.bundle_id = bundle.id
+        self.a, self.b = bundle.a, bundle.b
+        self.tier_label = ""
         self.setZValue(-1)
-        self.setPen(QPen(QColor("#777777"), 2))
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.base_pen = QPen(QColor("#777777"), 2)
+        self.setPen(self.base_pen)
         self.label = QGraphicsSimpleTextItem(self.label_text(bundle), self)
+        self.set_ends(a, b)
+        self.setToolTip(f"{bundle.id}: {bundle.a} → {bundle.b}")
+
+    def set_ends(self, a: QPointF, b: QPointF) -> None:
+        """Move the edge (and its label) to join `a` and `b`."""
+        self.setLine(a.x(), a.y(), b.x(), b.y())
         mid = (a + b) / 2
         self.label.setPos(mid.x() + 8, mid.y() - 8)
-        self.setToolTip(f"{bundle.id}: {bundle.a} → {bundle.b}")
+
+    def set_base_color(self, color: QColor | None) -> None:
+        """Draw the edge in `color` (``None``: the default grey), thicker when coloured."""
+        self.base_pen = QPen(color, 4) if color is not None else QPen(QColor("#777777"), 2)
+        self.setPen(self.base_pen)
+
+    def paint(self, painter, option, widget=None) -> None:
+        """The line, highlighted in blue when selected."""
+        if self.isSelected():
+            painter.setPen(QPen(QColor("#1f77b4"), self.pen().widthF() + 2))
+            painter.drawLine(self.line())
+        else:
+            super().paint(painter, option, widget)
+
+    def shape(self) -> QPainterPath:
+        """A wider hit area than the line itself, so an edge is easy to click."""
+        path = QPainterPath()
+        path.moveTo(self.line().p1())
+        path.lineTo(self.line().p2())
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        return stroker.createStroke(path)
 
     @staticmethod
     def label_text(bundle: LinkBundle) -> str:
@@ -129,8 +205,18 @@ class FabricCanvas(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setAcceptDrops(True)
         self.nodes: dict[str, NodeItem] = {}
         self.edges: dict[str, EdgeItem] = {}
+        self.positions: dict[str, QPointF] = {}
+        self.clipboard: tuple[list[DeviceGroup], list[LinkBundle]] = ([], [])
+        self.utilization: dict[str, float] = {}
+        self._connect_from = ""
+        self._connect_line: QGraphicsLineItem | None = None
+        self.legend = QLabel(self.viewport())
+        self.legend.setObjectName("utilizationLegend")
+        self.legend.setStyleSheet("background: rgba(255,255,255,220); padding: 4px;")
+        self.legend.setVisible(False)
         self.scene().selectionChanged.connect(self._on_selection)
         document.changed.connect(self.rebuild)
         document.problemsChanged.connect(self.show_problems)
@@ -153,32 +239,38 @@ class FabricCanvas(QGraphicsView):
         return positions
 
     def rebuild(self) -> None:
-        """Recreate the items from the scenario, keeping the selected group selected."""
+        """Recreate the items from the scenario, keeping the selected items selected."""
         selected = self.selected_group()
+        selected_groups = set(self.selected_groups())
+        selected_bundles = set(self.selected_bundles())
         scene = self.scene()
         scene.blockSignals(True)
         try:
+            self._cancel_connect()
             scene.clear()
             self.nodes, self.edges = {}, {}
             scenario = self.document.scenario
-            positions = self.layout(scenario)
+            self.positions = positions = self.layout(scenario)
+            tiers = {g.id: g.tier for g in scenario.groups}
             for g in scenario.groups:
                 node = NodeItem(g)
                 node.setPos(positions[g.id])
                 scene.addItem(node)
                 self.nodes[g.id] = node
+                node.setSelected(g.id in selected_groups)
             for b in scenario.bundles:
                 if b.a in positions and b.b in positions:
                     edge = EdgeItem(b, positions[b.a], positions[b.b])
+                    edge.tier_label = f"{tiers[b.a]}->{tiers[b.b]}"
                     scene.addItem(edge)
                     self.edges[b.id] = edge
-            if selected in self.nodes:
-                self.nodes[selected].setSelected(True)
+                    edge.setSelected(b.id in selected_bundles)
         finally:
             scene.blockSignals(False)
+        self._apply_utilization()
         self.show_problems(self.document.problems)
         if selected and selected not in self.nodes:
-            self.groupSelected.emit("")
+            self.groupSelected.emit(self.selected_group())
 
     def show_problems(self, problems: list[Problem]) -> None:
         """Outline the items named by `problems` (``groups[id]``, ``bundles[id]``)."""
@@ -190,6 +282,43 @@ class FabricCanvas(QGraphicsView):
         for bid, edge in self.edges.items():
             edge.set_problems(by_where.get(f"bundles[{bid}]", []))
 
+    # ---- link utilization -------------------------------------------------------------------
+
+    def show_utilization(self, link_utilization: dict[str, Any] | None) -> None:
+        """Colour switches and bundles by mean utilization per tier (``None``: clear)."""
+        self.utilization = tier_utilization(link_utilization or {})
+        self._apply_utilization()
+        self.show_problems(self.document.problems)
+
+    def node_utilization(self, tier: str) -> float | None:
+        """The highest mean utilization of the tier labels touching `tier`."""
+        values = [u for label, u in self.utilization.items() if tier in label.split("->")]
+        return max(values) if values else None
+
+    def _apply_utilization(self) -> None:
+        util = self.utilization
+        for node in self.nodes.values():
+            u = self.node_utilization(node.tier) if node.kind == "switch" and util else None
+            node.fill = utilization_color(u) if u is not None else None
+            if u is not None:
+                node.setToolTip(f"{node.group_id}: mean link utilization {u:.0%}")
+            node.update()
+        for edge in self.edges.values():
+            u = util.get(edge.tier_label)
+            edge.set_base_color(utilization_color(u) if u is not None else None)
+            if u is not None:
+                edge.setToolTip(f"{edge.bundle_id}: mean link utilization {u:.0%}")
+        if util:
+            swatches = " ".join(
+                f'<span style="background:{utilization_color(v).name()}">&nbsp;&nbsp;&nbsp;</span>'
+                f" {v:.0%}"
+                for v in (0.0, 0.5, 1.0)
+            )
+            self.legend.setText(f"<small>link utilization</small><br>{swatches}")
+            self.legend.adjustSize()
+            self.legend.move(8, 8)
+        self.legend.setVisible(bool(util))
+
     # ---- selection --------------------------------------------------------------------------
 
     def selected_group(self) -> str:
@@ -199,6 +328,14 @@ class FabricCanvas(QGraphicsView):
                 return gid
         return ""
 
+    def selected_groups(self) -> list[str]:
+        """The ids of every selected group, in scenario order."""
+        return [gid for gid, node in self.nodes.items() if node.isSelected()]
+
+    def selected_bundles(self) -> list[str]:
+        """The ids of every selected bundle."""
+        return [bid for bid, edge in self.edges.items() if edge.isSelected()]
+
     def select_group(self, group_id: str) -> None:
         """Select the node of `group_id` (``""`` clears the selection)."""
         self.scene().clearSelection()
@@ -207,6 +344,145 @@ class FabricCanvas(QGraphicsView):
 
     def _on_selection(self) -> None:
         self.groupSelected.emit(self.selected_group())
+
+    # ---- editing ----------------------------------------------------------------------------
+
+    def delete_selected(self) -> bool:
+        """Remove the selected groups (with their bundles) and bundles: one undo step."""
+        groups, bundles = self.selected_groups(), self.selected_bundles()
+        if not groups and not bundles:
+            return False
+        return self.document.remove_items(groups, bundles)
+
+    def copy_selected(self) -> int:
+        """Remember the selected groups (at their drawn positions) and the bundles among them."""
+        ids = self.selected_groups()
+        if not ids:
+            return 0
+        scenario = self.document.scenario
+        groups = []
+        for gid in ids:
+            pos = self.positions.get(gid, QPointF())
+            groups.append(dataclasses.replace(scenario.group(gid), position=(pos.x(), pos.y())))
+        chosen = set(ids)
+        bundles = [b for b in scenario.bundles if b.a in chosen and b.b in chosen]
+        self.clipboard = (groups, bundles)
+        return len(groups)
+
+    def paste(self) -> list[str]:
+        """Paste the copied groups with new ids (offset), selecting them."""
+        groups, bundles = self.clipboard
+        new_ids = self.document.paste_groups(groups, bundles, PASTE_OFFSET)
+        if new_ids:
+            self.scene().clearSelection()
+            for gid in new_ids:
+                if gid in self.nodes:
+                    self.nodes[gid].setSelected(True)
+        return new_ids
+
+    def _node_at(self, view_pos) -> NodeItem | None:
+        for item in self.items(view_pos):
+            if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def _update_edges(self) -> None:
+        for edge in self.edges.values():
+            if edge.a in self.nodes and edge.b in self.nodes:
+                edge.set_ends(self.nodes[edge.a].pos(), self.nodes[edge.b].pos())
+
+    def _cancel_connect(self) -> None:
+        if self._connect_line is not None and self._connect_line.scene() is not None:
+            self.scene().removeItem(self._connect_line)
+        self._connect_line = None
+        self._connect_from = ""
+
+    def mousePressEvent(self, event) -> None:
+        """Right button (or Shift+left) on a node starts a connection drag."""
+        pos = event.position().toPoint()
+        right = event.button() == Qt.MouseButton.RightButton
+        shift_left = event.button() == Qt.MouseButton.LeftButton and bool(
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        )
+        node = self._node_at(pos) if right or shift_left else None
+        if node is not None:
+            self._connect_from = node.group_id
+            start = node.pos()
+            line = QGraphicsLineItem(start.x(), start.y(), start.x(), start.y())
+            line.setPen(QPen(QColor("#1f77b4"), 2, Qt.PenStyle.DashLine))
+            line.setZValue(10)
+            self.scene().addItem(line)
+            self._connect_line = line
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        """Stretch the connection line, or let nodes follow the drag with their edges."""
+        if self._connect_from:
+            end = self.mapToScene(event.position().toPoint())
+            line = self._connect_line.line()
+            self._connect_line.setLine(line.x1(), line.y1(), end.x(), end.y())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+        self._update_edges()
+
+    def mouseReleaseEvent(self, event) -> None:
+        """End a connection drag (bundle added) or a node drag (one move command)."""
+        if self._connect_from:
+            source = self._connect_from
+            target = self._node_at(event.position().toPoint())
+            self._cancel_connect()
+            event.accept()
+            if target is not None and target.group_id != source:
+                self.document.connect_groups(source, target.group_id)
+            return
+        super().mouseReleaseEvent(event)
+        moved: dict[str, tuple[float, float]] = {}
+        for gid, node in self.nodes.items():
+            old = self.positions.get(gid)
+            pos = node.pos()
+            if old is not None and (pos - old).manhattanLength() > 0.5:
+                x, y = pos.x(), pos.y()
+                moved[gid] = (x, y) if (x, y) != (0.0, 0.0) else (0.0, 0.001)
+        if moved:
+            self.document.move_groups(moved)
+
+    # ---- drops from the palette -------------------------------------------------------------
+
+    def _accepts(self, event) -> bool:
+        return event.mimeData().hasFormat(DEVICE_MIME)
+
+    def dragEnterEvent(self, event) -> None:
+        """Accept catalog devices dragged from the palette."""
+        if self._accepts(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        """Keep accepting a palette drag while it moves over the canvas."""
+        if self._accepts(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event) -> None:
+        """Add a group of the dropped catalog model at the drop position."""
+        if not self._accepts(event):
+            event.ignore()
+            return
+        model = bytes(event.mimeData().data(DEVICE_MIME)).decode("utf-8")
+        at = self.mapToScene(event.position().toPoint())
+        position = (at.x(), at.y()) if (at.x(), at.y()) != (0.0, 0.0) else (0.0, 0.001)
+        try:
+            gid = self.document.add_device(model, position)
+        except KeyError:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.select_group(gid)
 
     # ---- zoom -------------------------------------------------------------------------------
 
@@ -230,7 +506,7 @@ class FabricCanvas(QGraphicsView):
         event.accept()
 
     def keyPressEvent(self, event) -> None:
-        """Ctrl+= / Ctrl++ zooms in, Ctrl+- zooms out."""
+        """Ctrl+= / Ctrl++ zooms in, Ctrl+- zooms out; Delete removes the selection."""
         if event.matches(QKeySequence.StandardKey.ZoomIn) or (
             event.modifiers() & Qt.KeyboardModifier.ControlModifier
             and event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal)

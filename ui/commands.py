@@ -1,4 +1,10 @@
-"""Undoable edits of a scenario: each command keeps the exact before and after scenarios."""
+"""Undoable edits of a scenario: each command keeps the exact before and after scenarios.
+
+Every structural edit (add or remove groups and bundles, move nodes, paste) is one
+`ScenarioCommand`: the caller builds the after `Scenario` (plain dataclass manipulation, no
+engine computation) and the command swaps the whole scenario on redo and undo, so undo puts
+back the very object that was current before and it compares equal to it.
+"""
 
 from __future__ import annotations
 
@@ -12,25 +18,14 @@ if TYPE_CHECKING:
     from ui.document import ScenarioDocument
 
 
-class SetFieldCommand(QUndoCommand):
-    """Set one dotted-path field (``groups.leaf.count``) of the document's scenario.
-
-    The after scenario is computed by the caller with `engine.model.apply_override`; undo puts
-    back the very `Scenario` object that was current before, so it compares equal to it.
-    """
+class ScenarioCommand(QUndoCommand):
+    """Replace the document's scenario by `after`; undo restores `before`."""
 
     def __init__(
-        self,
-        document: ScenarioDocument,
-        path: str,
-        text: str,
-        before: Scenario,
-        after: Scenario,
+        self, document: ScenarioDocument, text: str, before: Scenario, after: Scenario
     ) -> None:
-        super().__init__(f"Set {path} = {text}")
+        super().__init__(text)
         self.document = document
-        self.path = path
-        self.text = text
         self.before = before
         self.after = after
 
@@ -41,3 +36,42 @@ class SetFieldCommand(QUndoCommand):
     def undo(self) -> None:
         """Restore the scenario as it was before the edit."""
         self.document.replace_scenario(self.before)
+
+
+class SetFieldCommand(ScenarioCommand):
+    """Set one dotted-path field (``groups.leaf.count``) of the document's scenario.
+
+    The after scenario is computed by the caller with `engine.model.apply_override`.
+    """
+
+    def __init__(
+        self,
+        document: ScenarioDocument,
+        path: str,
+        text: str,
+        before: Scenario,
+        after: Scenario,
+    ) -> None:
+        super().__init__(document, f"Set {path} = {text}", before, after)
+        self.path = path
+        self.text = text
+
+
+class AddGroupCommand(ScenarioCommand):
+    """Add one device group."""
+
+
+class RemoveItemsCommand(ScenarioCommand):
+    """Remove groups (with the bundles and failures touching them) and bundles."""
+
+
+class AddBundleCommand(ScenarioCommand):
+    """Add one link bundle."""
+
+
+class MoveGroupsCommand(ScenarioCommand):
+    """Move one or more nodes: a whole drag is one command, so one undo step."""
+
+
+class PasteCommand(ScenarioCommand):
+    """Paste copied groups (new ids) and the bundles between them."""

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from engine.catalog import Catalog, default_catalog
-from engine.errors import Problem, ScenarioError
-from engine.model import Scenario, apply_override
+from engine.errors import CatalogError, Problem, ScenarioError
+from engine.model import (
+    TIERS,
+    DeviceGroup,
+    LinkBundle,
+    Scenario,
+    apply_override,
+    from_json,
+    to_json,
+)
 from engine.validation import check_structure
-from ui.commands import SetFieldCommand
+from ui.commands import (
+    AddBundleCommand,
+    AddGroupCommand,
+    MoveGroupsCommand,
+    PasteCommand,
+    RemoveItemsCommand,
+    ScenarioCommand,
+    SetFieldCommand,
+)
+
+DEFAULT_SPEED_GBPS = 400.0
 
 
 class ScenarioDocument(QObject):
@@ -82,3 +104,192 @@ class ScenarioDocument(QObject):
         """Record the problems expansion found (reported by the worker for this scenario)."""
         self._expand = [p for p in problems if p not in self._structural]
         self.problemsChanged.emit(self.problems)
+
+    # ---- structural edits (each one undo step) ------------------------------------------------
+
+    def _push(self, command: ScenarioCommand) -> bool:
+        if command.after == self._scenario:
+            return False
+        self.undo_stack.push(command)
+        return True
+
+    def unique_id(self, base: str, taken: Iterable[str] = ()) -> str:
+        """`base`, or ``base-2``, ``base-3``… : the first id no group or bundle uses."""
+        used = {g.id for g in self._scenario.groups} | {b.id for b in self._scenario.bundles}
+        used |= set(taken)
+        if base not in used:
+            return base
+        n = 2
+        while f"{base}-{n}" in used:
+            n += 1
+        return f"{base}-{n}"
+
+    def add_group(self, group: DeviceGroup) -> str:
+        """Add `group` (its id made unique if taken); the id it was added under."""
+        gid = self.unique_id(group.id)
+        group = dataclasses.replace(group, id=gid, name=group.name or gid)
+        after = dataclasses.replace(self._scenario, groups=[*self._scenario.groups, group])
+        self._push(AddGroupCommand(self, f"Add group {gid}", self._scenario, after))
+        return gid
+
+    def add_device(self, model: str, position: tuple[float, float] | None = None) -> str:
+        """Add a group of one catalog `model`: servers (count 1) or leaf switches (count 1)."""
+        device = self.catalog.get(model)
+        if device.kind == "server":
+            base, kind, tier = "servers", "server", "server"
+        else:
+            base, kind, tier = "leaf", "switch", "leaf"
+        group = DeviceGroup(
+            id=base, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
+        )
+        return self.add_group(group)
+
+    def remove_items(self, group_ids: Iterable[str] = (), bundle_ids: Iterable[str] = ()) -> bool:
+        """Remove groups (and every bundle and failure touching them) and bundles at once."""
+        gids, bids = set(group_ids), set(bundle_ids)
+        s = self._scenario
+        bundles = [b for b in s.bundles if b.id not in bids and b.a not in gids and b.b not in gids]
+        kept_bundles = {b.id for b in bundles}
+        failures = dataclasses.replace(
+            s.failures,
+            switches=[f for f in s.failures.switches if f.group not in gids],
+            links=[f for f in s.failures.links if f.bundle in kept_bundles],
+        )
+        after = dataclasses.replace(
+            s,
+            groups=[g for g in s.groups if g.id not in gids],
+            bundles=bundles,
+            failures=failures,
+        )
+        names = ", ".join(sorted(gids | bids))
+        return self._push(RemoveItemsCommand(self, f"Remove {names}", s, after))
+
+    def remove_groups(self, group_ids: Iterable[str]) -> bool:
+        """Remove groups and the bundles touching them (one undo step)."""
+        return self.remove_items(group_ids, ())
+
+    def remove_bundles(self, bundle_ids: Iterable[str]) -> bool:
+        """Remove bundles (one undo step)."""
+        return self.remove_items((), bundle_ids)
+
+    def add_bundle(self, bundle: LinkBundle) -> str:
+        """Add `bundle` (its id made unique if taken); the id it was added under."""
+        bid = self.unique_id(bundle.id)
+        bundle = dataclasses.replace(bundle, id=bid)
+        after = dataclasses.replace(self._scenario, bundles=[*self._scenario.bundles, bundle])
+        self._push(
+            AddBundleCommand(self, f"Connect {bundle.a} → {bundle.b}", self._scenario, after)
+        )
+        return bid
+
+    def default_bundle(self, first: str, second: str) -> LinkBundle | None:
+        """A sensible bundle between two groups (lower tier first), ``None`` if unsuitable.
+
+        Server→switch: ``rail`` when the switch count is a multiple of the server's NICs per
+        server, else ``full``, at the server NIC's port speed. Switch→switch: ``full`` at
+        400 G. Two server groups cannot be connected.
+        """
+        s = self._scenario
+        try:
+            a, b = s.group(first), s.group(second)
+        except (KeyError, ScenarioError):
+            return None
+        if a.id == b.id or (a.kind == "server" and b.kind == "server"):
+            return None
+        rank = {t: i for i, t in enumerate(TIERS)}
+        if b.kind == "server" or rank.get(a.tier, 0) > rank.get(b.tier, 0):
+            a, b = b, a
+        pattern, speed = "full", DEFAULT_SPEED_GBPS
+        if a.kind == "server":
+            nics, port = 0, None
+            try:
+                server = self.catalog.get(a.model, "server")
+                nics = int(server.value("nics_per_server", a.overrides))
+                if server.has("nic_port_gbps"):
+                    port = server.value("nic_port_gbps", a.overrides)
+                else:
+                    nic = self.catalog.get(server.value("nic"), "nic")
+                    port = nic.value("port_gbps")
+            except (KeyError, CatalogError, TypeError, ValueError):
+                pass
+            if nics > 0 and b.count % nics == 0:
+                pattern = "rail"
+            if port:
+                speed = float(port)
+        return LinkBundle(id=f"{a.id}-{b.id}", a=a.id, b=b.id, pattern=pattern, speed_gbps=speed)
+
+    def connect_groups(self, first: str, second: str) -> str | None:
+        """Add the `default_bundle` between two groups; its id, or ``None`` if unsuitable."""
+        bundle = self.default_bundle(first, second)
+        if bundle is None:
+            return None
+        return self.add_bundle(bundle)
+
+    def move_groups(self, positions: dict[str, tuple[float, float]]) -> bool:
+        """Set the canvas positions of several groups as one undo step."""
+        s = self._scenario
+        groups = [
+            dataclasses.replace(g, position=(float(positions[g.id][0]), float(positions[g.id][1])))
+            if g.id in positions
+            else g
+            for g in s.groups
+        ]
+        after = dataclasses.replace(s, groups=groups)
+        text = "Move " + ", ".join(sorted(positions))
+        return self._push(MoveGroupsCommand(self, text, s, after))
+
+    def paste_groups(
+        self,
+        groups: list[DeviceGroup],
+        bundles: list[LinkBundle],
+        offset: tuple[float, float] = (60.0, 60.0),
+    ) -> list[str]:
+        """Add copies of `groups` with new ids, shifted by `offset`, and the bundles among them.
+
+        Bundles whose two ends are both among `groups` are copied onto the new ids; the new
+        group ids are returned (one undo step).
+        """
+        s = self._scenario
+        taken: list[str] = []
+        mapping: dict[str, str] = {}
+        new_groups = []
+        for g in groups:
+            gid = self.unique_id(g.id, taken)
+            taken.append(gid)
+            mapping[g.id] = gid
+            x, y = g.position
+            new_groups.append(
+                dataclasses.replace(
+                    g,
+                    id=gid,
+                    name=gid if g.name in ("", g.id) else g.name,
+                    position=(x + offset[0], y + offset[1]),
+                    overrides=dict(g.overrides),
+                )
+            )
+        new_bundles = []
+        for b in bundles:
+            if b.a in mapping and b.b in mapping:
+                bid = self.unique_id(f"{mapping[b.a]}-{mapping[b.b]}", taken)
+                taken.append(bid)
+                new_bundles.append(dataclasses.replace(b, id=bid, a=mapping[b.a], b=mapping[b.b]))
+        if not new_groups:
+            return []
+        after = dataclasses.replace(
+            s, groups=[*s.groups, *new_groups], bundles=[*s.bundles, *new_bundles]
+        )
+        self._push(PasteCommand(self, f"Paste {len(new_groups)} group(s)", s, after))
+        return [g.id for g in new_groups]
+
+    # ---- files ------------------------------------------------------------------------------
+
+    def save_to(self, path: str | Path) -> None:
+        """Write the scenario as JSON to `path` (`OSError` when it cannot be written)."""
+        Path(path).write_text(to_json(self._scenario) + "\n", encoding="utf-8")
+        self.undo_stack.setClean()
+
+    def load_from(self, path: str | Path) -> None:
+        """Open the scenario JSON at `path`; `ScenarioError`/`OSError` leave the document as is."""
+        text = Path(path).read_text(encoding="utf-8")
+        scenario = from_json(text)
+        self.load(scenario)

@@ -14,8 +14,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFileDialog,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -23,11 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from engine.catalog import Catalog, default_catalog
+from engine.errors import ScenarioError
 from engine.model import Scenario
 from engine.presets import DEFAULT_PRESET, load_preset
 from ui.canvas import FabricCanvas
 from ui.document import ScenarioDocument
 from ui.inspector import Inspector
+from ui.palette import Palette
 from ui.results import ResultsPanel
 from ui.worker import EvaluationWorker
 
@@ -84,8 +88,15 @@ class MainWindow(QMainWindow):
         results_dock.setWidget(self.results)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, results_dock)
 
+        self.palette = Palette(self.catalog)
+        palette_dock = QDockWidget("Palette", self)
+        palette_dock.setObjectName("paletteDock")
+        palette_dock.setWidget(self.palette)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, palette_dock)
+        self.palette.deviceActivated.connect(self.add_device_at_view_centre)
+
         self._build_status_bar()
-        self._build_actions(inspector_dock, results_dock)
+        self._build_actions(inspector_dock, results_dock, palette_dock)
 
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -153,12 +164,35 @@ class MainWindow(QMainWindow):
         self.quit_action = QAction("&Quit", self)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         self.quit_action.triggered.connect(self.close)
+        self.open_action = QAction("&Open…", self)
+        self.open_action.setShortcut(QKeySequence("Ctrl+O"))
+        self.open_action.triggered.connect(self.open_file)
+        self.save_as_action = QAction("Save &As…", self)
+        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.save_as_action.triggered.connect(self.save_file_as)
+        # canvas edits: only while the canvas has focus, so text boxes keep their keys
+        self.delete_action = QAction("&Delete", self)
+        self.delete_action.setShortcuts([QKeySequence("Delete"), QKeySequence("Backspace")])
+        self.delete_action.triggered.connect(self.canvas.delete_selected)
+        self.copy_action = QAction("&Copy", self)
+        self.copy_action.setShortcut(QKeySequence("Ctrl+C"))
+        self.copy_action.triggered.connect(self.canvas.copy_selected)
+        self.paste_action = QAction("&Paste", self)
+        self.paste_action.setShortcut(QKeySequence("Ctrl+V"))
+        self.paste_action.triggered.connect(self.canvas.paste)
+        for action in (self.delete_action, self.copy_action, self.paste_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.canvas.addAction(action)
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
+        file_menu.addActions([self.open_action, self.save_as_action])
+        file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = menu.addMenu("&Edit")
         edit_menu.addActions([self.undo_action, self.redo_action])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.copy_action, self.paste_action, self.delete_action])
         view_menu = menu.addMenu("&View")
         view_menu.addActions([self.fit_action, zoom_in, zoom_out])
         view_menu.addSeparator()
@@ -174,6 +208,8 @@ class MainWindow(QMainWindow):
         toolbar.addActions([self.evaluate_action, self.cancel_action])
         for action in (
             self.quit_action,
+            self.open_action,
+            self.save_as_action,
             self.undo_action,
             self.redo_action,
             self.fit_action,
@@ -183,6 +219,58 @@ class MainWindow(QMainWindow):
             self.cancel_action,
         ):
             self.addAction(action)
+
+    # ---- files and palette ------------------------------------------------------------------
+
+    def open_file(self) -> bool:
+        """Ask for a scenario JSON file and open it; errors go to a message box."""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open scenario", "", "FabricLab scenario (*.json);;All files (*)"
+        )
+        return self.open_path(path) if path else False
+
+    def open_path(self, path: str) -> bool:
+        """Open the scenario at `path`; a malformed file is reported, never raised."""
+        try:
+            self.document.load_from(path)
+        except ScenarioError as exc:
+            detail = "\n".join(f"{p.where}: {p.message}" for p in exc.problems) or str(exc)
+            self._file_error(f"Cannot open {path}", detail)
+            return False
+        except (OSError, ValueError) as exc:
+            self._file_error(f"Cannot open {path}", str(exc))
+            return False
+        self.statusBar().showMessage(f"Opened {path}", 8000)
+        QTimer.singleShot(0, self.canvas.fit)
+        return True
+
+    def save_file_as(self) -> bool:
+        """Ask for a file name and write the scenario there as JSON."""
+        suggested = f"{self.document.scenario.metadata.name or 'scenario'}.json"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save scenario as", suggested, "FabricLab scenario (*.json)"
+        )
+        if not path:
+            return False
+        try:
+            self.document.save_to(path)
+        except (OSError, ValueError) as exc:
+            self._file_error(f"Cannot save {path}", str(exc))
+            return False
+        self.statusBar().showMessage(f"Saved {path}", 8000)
+        return True
+
+    def _file_error(self, title: str, detail: str) -> None:
+        self.statusBar().showMessage(f"{title}: {detail.splitlines()[0] if detail else ''}")
+        QMessageBox.warning(self, "FabricLab", f"{title}\n\n{detail}")
+
+    def add_device_at_view_centre(self, model: str) -> str:
+        """Add a group of catalog `model` in the middle of the visible canvas."""
+        centre = self.canvas.mapToScene(self.canvas.viewport().rect().center())
+        position = (centre.x(), centre.y()) if (centre.x(), centre.y()) != (0.0, 0.0) else None
+        gid = self.document.add_device(model, position)
+        self.canvas.select_group(gid)
+        return gid
 
     # ---- document ---------------------------------------------------------------------------
 
@@ -240,6 +328,7 @@ class MainWindow(QMainWindow):
         self._set_running(False)
         self.last_report = report
         self.results.show_report(report)
+        self.canvas.show_utilization((report.get("permutation") or {}).get("link_utilization"))
         elapsed = report.get("ui_elapsed_s", 0.0)
         self.engine_label.setText(f"engine: {elapsed:.2f} s")
         warnings = report.get("warnings") or []

@@ -1,0 +1,109 @@
+"""The palette dock: catalog servers and switches, searchable, dragged onto the canvas.
+
+Each item carries its catalog id; dragging it produces `QMimeData` of type `DEVICE_MIME`
+(the id as UTF-8) that the canvas accepts. Double-clicking an item (or pressing Enter on
+it) emits `deviceActivated(id)`, which the main window turns into a new group.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLineEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.catalog import Catalog
+from ui.canvas import DEVICE_MIME
+
+MODEL_ROLE = Qt.ItemDataRole.UserRole
+SECTIONS = (("server", "Servers"), ("switch", "Switches"))
+
+
+class DeviceTree(QTreeWidget):
+    """The tree of devices; drags carry the catalog id under `DEVICE_MIME`."""
+
+    def mimeTypes(self) -> list[str]:
+        """The one type this tree drags."""
+        return [DEVICE_MIME]
+
+    def mimeData(self, items) -> QMimeData:
+        """The catalog id of the first dragged device item."""
+        data = QMimeData()
+        for item in items:
+            model = item.data(0, MODEL_ROLE)
+            if model:
+                data.setData(DEVICE_MIME, model.encode("utf-8"))
+                data.setText(model)
+                break
+        return data
+
+
+class Palette(QWidget):
+    """Search box over a two-section tree (servers, switches) of the catalog's devices."""
+
+    deviceActivated = Signal(str)
+
+    def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("palette")
+        self.search = QLineEdit()
+        self.search.setObjectName("paletteSearch")
+        self.search.setPlaceholderText("Search devices…")
+        self.search.setClearButtonEnabled(True)
+        self.tree = DeviceTree()
+        self.tree.setObjectName("paletteTree")
+        self.tree.setHeaderHidden(True)
+        self.tree.setDragEnabled(True)
+        self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        self.sections: dict[str, QTreeWidgetItem] = {}
+        self.items: dict[str, QTreeWidgetItem] = {}
+        for kind, title in SECTIONS:
+            section = QTreeWidgetItem(self.tree, [title])
+            section.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.sections[kind] = section
+            for device in catalog.of_kind(kind):
+                item = QTreeWidgetItem(section, [device.id])
+                item.setData(0, MODEL_ROLE, device.id)
+                item.setToolTip(0, f"{device.name} ({device.vendor})")
+                item.setFlags(
+                    Qt.ItemFlag.ItemIsEnabled
+                    | Qt.ItemFlag.ItemIsSelectable
+                    | Qt.ItemFlag.ItemIsDragEnabled
+                )
+                self.items[device.id] = item
+        self.tree.expandAll()
+        self.search.textChanged.connect(self.filter)
+        self.tree.itemActivated.connect(self._activated)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.search)
+        layout.addWidget(self.tree, 1)
+
+    def filter(self, text: str) -> None:
+        """Show only devices whose id, name or vendor contains `text` (case-insensitive)."""
+        needle = text.strip().lower()
+        for section in self.sections.values():
+            visible = 0
+            for i in range(section.childCount()):
+                item = section.child(i)
+                haystack = f"{item.text(0)} {item.toolTip(0)}".lower()
+                hidden = bool(needle) and needle not in haystack
+                item.setHidden(hidden)
+                visible += not hidden
+            section.setHidden(visible == 0)
+
+    def visible_models(self) -> list[str]:
+        """The ids of the devices the filter currently shows."""
+        return [m for m, item in self.items.items() if not item.isHidden()]
+
+    def _activated(self, item: QTreeWidgetItem, column: int = 0) -> None:
+        # itemActivated fires on double-click and on Enter (one signal per gesture)
+        model = item.data(0, MODEL_ROLE)
+        if not model:
+            return
+        self.deviceActivated.emit(model)
