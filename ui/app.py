@@ -32,11 +32,11 @@ def run_app() -> int:
         return 1
     from PySide6.QtWidgets import QApplication
 
-    from ui.main_window import MainWindow
+    from ui.main_window import MainWindow, app_settings
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("FabricLab")
     app.setOrganizationName("FabricLab")
-    window = MainWindow()
+    window = MainWindow(settings=app_settings())
     window.show()
     return app.exec()

@@ -342,6 +342,16 @@ class FabricCanvas(QGraphicsView):
         if group_id in self.nodes:
             self.nodes[group_id].setSelected(True)
 
+    def select_bundle(self, bundle_id: str) -> bool:
+        """Select the edge of `bundle_id` and centre it; whether such an edge exists."""
+        edge = self.edges.get(bundle_id)
+        if edge is None:
+            return False
+        self.scene().clearSelection()
+        edge.setSelected(True)
+        self.centerOn(edge)
+        return True
+
     def _on_selection(self) -> None:
         self.groupSelected.emit(self.selected_group())
 

@@ -75,3 +75,7 @@ class MoveGroupsCommand(ScenarioCommand):
 
 class PasteCommand(ScenarioCommand):
     """Paste copied groups (new ids) and the bundles between them."""
+
+
+class ReplaceScenarioCommand(ScenarioCommand):
+    """Replace the whole scenario, e.g. by one generated from a template."""

@@ -27,6 +27,7 @@ from ui.commands import (
     MoveGroupsCommand,
     PasteCommand,
     RemoveItemsCommand,
+    ReplaceScenarioCommand,
     ScenarioCommand,
     SetFieldCommand,
 )
@@ -91,6 +92,10 @@ class ScenarioDocument(QObject):
         """Replace the scenario with a new one and forget the undo history."""
         self.undo_stack.clear()
         self.replace_scenario(scenario)
+
+    def replace_with(self, scenario: Scenario, text: str = "Replace scenario") -> bool:
+        """Make `scenario` current as one undoable step (undo restores the previous one)."""
+        return self._push(ReplaceScenarioCommand(self, text, self._scenario, scenario))
 
     def replace_scenario(self, scenario: Scenario) -> None:
         """Make `scenario` current (used by the undo commands); re-check its structure."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -33,9 +33,18 @@ from ui.document import ScenarioDocument
 from ui.inspector import Inspector
 from ui.palette import Palette
 from ui.results import ResultsPanel
+from ui.templates import TemplateDialog
 from ui.worker import EvaluationWorker
 
 DEBOUNCE_MS = 150
+MAX_RECENT = 5
+
+
+def app_settings() -> QSettings:
+    """FabricLab's user settings (INI format, so tests can redirect them with `setPath`)."""
+    return QSettings(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, "FabricLab", "FabricLab"
+    )
 
 
 def summary_html(scenario: Scenario) -> str:
@@ -48,15 +57,24 @@ def summary_html(scenario: Scenario) -> str:
 
 
 class MainWindow(QMainWindow):
-    """FabricLab's top-level window, opened on `scenario` (default: the default preset)."""
+    """FabricLab's top-level window, opened on `scenario` (default: the default preset).
+
+    `settings` (the app passes `app_settings()`) restores the window geometry and state at
+    start, stores them on close, and keeps File > Open Recent.
+    """
 
     def __init__(
         self,
         scenario: Scenario | None = None,
         catalog: Catalog | None = None,
         evaluate_on_start: bool = True,
+        settings: QSettings | None = None,
     ) -> None:
         super().__init__()
+        # where geometry, dock state and recent files persist (`app_settings()` in the app);
+        # without one they live only as long as the window
+        self.settings = settings
+        self._memory_settings: dict[str, Any] = {}
         self.catalog = catalog or default_catalog()
         self.document = ScenarioDocument(
             scenario if scenario is not None else load_preset(DEFAULT_PRESET), self.catalog, self
@@ -113,6 +131,10 @@ class MainWindow(QMainWindow):
         self.worker.invalid.connect(self._run_invalid)
         self.worker.cancelled.connect(self._run_cancelled)
 
+        self.results.bundleActivated.connect(self._bundle_activated)
+
+        self.template_dialog: TemplateDialog | None = None
+        self._restore_settings()
         self._refresh_texts()
         self._show_validation(self.document.problems)
         QTimer.singleShot(0, self.canvas.fit)
@@ -170,6 +192,9 @@ class MainWindow(QMainWindow):
         self.save_as_action = QAction("Save &As…", self)
         self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
         self.save_as_action.triggered.connect(self.save_file_as)
+        self.template_action = QAction("New from &template…", self)
+        self.template_action.setShortcut(QKeySequence("Ctrl+N"))
+        self.template_action.triggered.connect(self.new_from_template)
         # canvas edits: only while the canvas has focus, so text boxes keep their keys
         self.delete_action = QAction("&Delete", self)
         self.delete_action.setShortcuts([QKeySequence("Delete"), QKeySequence("Backspace")])
@@ -186,7 +211,11 @@ class MainWindow(QMainWindow):
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        file_menu.addActions([self.open_action, self.save_as_action])
+        file_menu.addAction(self.template_action)
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        file_menu.addAction(self.save_as_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = menu.addMenu("&Edit")
@@ -210,6 +239,7 @@ class MainWindow(QMainWindow):
             self.quit_action,
             self.open_action,
             self.save_as_action,
+            self.template_action,
             self.undo_action,
             self.redo_action,
             self.fit_action,
@@ -241,6 +271,7 @@ class MainWindow(QMainWindow):
             self._file_error(f"Cannot open {path}", str(exc))
             return False
         self.statusBar().showMessage(f"Opened {path}", 8000)
+        self.add_recent_file(path)
         QTimer.singleShot(0, self.canvas.fit)
         return True
 
@@ -258,7 +289,77 @@ class MainWindow(QMainWindow):
             self._file_error(f"Cannot save {path}", str(exc))
             return False
         self.statusBar().showMessage(f"Saved {path}", 8000)
+        self.add_recent_file(path)
         return True
+
+    # ---- templates ----------------------------------------------------------------------------
+
+    def new_from_template(self) -> TemplateDialog:
+        """Open the template dialog (window-modal); OK replaces the scenario (undoable)."""
+        dialog = TemplateDialog(self.catalog, self)
+        dialog.accepted.connect(lambda: self._template_accepted(dialog))
+        self.template_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _template_accepted(self, dialog: TemplateDialog) -> None:
+        scenario = dialog.scenario
+        if scenario is None:
+            return
+        self.document.replace_with(scenario, f"New from template: {scenario.metadata.name}")
+        self.statusBar().showMessage(f"Generated {scenario.metadata.name}", 8000)
+        QTimer.singleShot(0, self.canvas.fit)
+
+    # ---- settings -----------------------------------------------------------------------------
+
+    def recent_files(self) -> list[str]:
+        """The last opened or saved scenario files, newest first."""
+        value = self._setting("recentFiles", [])
+        if isinstance(value, str):
+            value = [value] if value else []
+        return [str(v) for v in (value or [])][:MAX_RECENT]
+
+    def add_recent_file(self, path: str) -> None:
+        """Put `path` first in the recent files (at most `MAX_RECENT`)."""
+        files = [f for f in self.recent_files() if f != str(path)]
+        files = [str(path), *files][:MAX_RECENT]
+        self._set_setting("recentFiles", files)
+        self._fill_recent_menu()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    def _setting(self, key: str, default: Any = None) -> Any:
+        if self.settings is None:
+            return self._memory_settings.get(key, default)
+        return self.settings.value(key, default)
+
+    def _set_setting(self, key: str, value: Any) -> None:
+        if self.settings is None:
+            self._memory_settings[key] = value
+        else:
+            self.settings.setValue(key, value)
+
+    def _restore_settings(self) -> None:
+        geometry = self._setting("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self._setting("windowState")
+        if state is not None:
+            self.restoreState(state)
+        self._fill_recent_menu()
+
+    def save_settings(self) -> None:
+        """Store the window geometry and dock/toolbar state."""
+        self._set_setting("geometry", self.saveGeometry())
+        self._set_setting("windowState", self.saveState())
+        if self.settings is not None:
+            self.settings.sync()
 
     def _file_error(self, title: str, detail: str) -> None:
         self.statusBar().showMessage(f"{title}: {detail.splitlines()[0] if detail else ''}")
@@ -341,6 +442,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Evaluation failed: {first}")
         self.results.set_status(f"Evaluation failed: {first}")
 
+    def _bundle_activated(self, bundle_id: str) -> None:
+        if self.canvas.select_bundle(bundle_id):
+            self.statusBar().showMessage(f"Selected bundle {bundle_id}", 5000)
+        else:
+            self.statusBar().showMessage(f"Link inside a server ({bundle_id or 'nvlink'})", 5000)
+
     def _run_invalid(self, request_id: int, problems: list) -> None:
         if self._requests.get(request_id) is self.document.scenario:
             self.document.set_expand_problems(problems)
@@ -354,4 +461,5 @@ class MainWindow(QMainWindow):
         """Stop the debounce and wait for a running evaluation before closing."""
         self.debounce.stop()
         self.worker.shutdown()
+        self.save_settings()
         super().closeEvent(event)

@@ -7,6 +7,7 @@ before it starts. Results reach the GUI thread through a QObject signal bridge (
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -14,22 +15,53 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 from engine.catalog import Catalog
 from engine.collectives import DEFAULT_SIZES
+from engine.cost import cost_report
 from engine.errors import ScenarioError
-from engine.evaluate import evaluate
+from engine.evaluate import evaluate, training_summary
 from engine.model import Scenario
+from engine.topology.expand import expand
 
-PARTS = ("permutation", "collective")
+PARTS = ("permutation", "collective", "training", "cost")
+
+
+def _message(exc: ScenarioError) -> str:
+    return "; ".join(p.message for p in exc.problems) or str(exc)
 
 
 def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
     """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
 
-    `evaluate` gives the permutation test and the workload's collective over the engine's
-    default message sizes; ``report["collective_sweep"]`` re-labels the latter for the plot
-    (sizes and busbw per algorithm). ``ui_elapsed_s`` is the wall time of the whole run.
+    The `PARTS` of `evaluate` over the engine's default message sizes: the permutation test,
+    the workload's collective, one training step and the cost report. A scenario that cannot
+    be expanded raises `ScenarioError`; when only training or cost fail, their message goes
+    to ``report["training_error"]`` / ``report["cost_error"]`` and the rest is kept.
+    ``report["collective_sweep"]`` re-labels the collective for the plot (sizes and busbw per
+    algorithm); each hottest link gets the id of its ``bundle`` (``"nvlink"`` inside a
+    server). ``ui_elapsed_s`` is the wall time of the whole run.
     """
     t0 = time.perf_counter()
-    report = evaluate(scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES)
+    try:
+        report = evaluate(scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES)
+    except ScenarioError:
+        # the base parts must work (else this raises); then training and cost one by one
+        report = evaluate(
+            scenario, catalog, parts=("permutation", "collective"), collective_sizes=DEFAULT_SIZES
+        )
+        fabric = expand(scenario, catalog)
+        try:
+            report["training"] = training_summary(fabric, catalog)
+        except ScenarioError as exc:
+            report["training_error"] = _message(exc)
+        try:
+            rows = report["collective"]["rows"]
+            report["cost"] = cost_report(
+                fabric,
+                catalog,
+                busbw_GBps=rows[-1]["busbw_GBps"] if rows else None,
+                tokens_per_s=(report.get("training") or {}).get("tokens_per_s"),
+            )
+        except ScenarioError as exc:
+            report["cost_error"] = _message(exc)
     collective = report["collective"]
     report["collective_sweep"] = {
         "op": collective["op"],
@@ -38,6 +70,9 @@ def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
         "busbw_GBps": collective["curves_busbw_GBps"],
         "best_busbw_GBps": [row["busbw_GBps"] for row in collective["rows"]],
     }
+    for link in report["permutation"].get("hottest_links", []):
+        match = re.search(r"\(([^()]*)\)$", link["link"])
+        link["bundle"] = match.group(1) if match else ""
     report["ui_elapsed_s"] = time.perf_counter() - t0
     return report
 
