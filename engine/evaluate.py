@@ -58,10 +58,20 @@ def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str,
 
 
 def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
-    """The busiest links, with a readable name, their index and utilization."""
+    """The busiest links: readable name, index, bundle id ("nvlink" inside servers), utilization."""
     top = np.argsort(util)[::-1][:count]
+
+    def bundle_id(link: int) -> str:
+        b = int(fabric.link_bundle[link])
+        return "nvlink" if b == NVLINK_BUNDLE else fabric.scenario.bundles[b].id
+
     return [
-        {"link": describe_link(fabric, int(i)), "index": int(i), "utilization": float(util[i])}
+        {
+            "link": describe_link(fabric, int(i)),
+            "index": int(i),
+            "bundle": bundle_id(int(i)),
+            "utilization": float(util[i]),
+        }
         for i in top
         if util[i] > 0
     ]

@@ -7,7 +7,6 @@ before it starts. Results reach the GUI thread through a QObject signal bridge (
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -36,7 +35,7 @@ def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
     be expanded raises `ScenarioError`; when only training or cost fail, their message goes
     to ``report["training_error"]`` / ``report["cost_error"]`` and the rest is kept.
     ``report["collective_sweep"]`` re-labels the collective for the plot (sizes and busbw per
-    algorithm); each hottest link gets the id of its ``bundle`` (``"nvlink"`` inside a
+    algorithm); the engine names each hottest link's ``bundle`` (``"nvlink"`` inside a
     server). ``ui_elapsed_s`` is the wall time of the whole run.
     """
     t0 = time.perf_counter()
@@ -70,9 +69,6 @@ def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
         "busbw_GBps": collective["curves_busbw_GBps"],
         "best_busbw_GBps": [row["busbw_GBps"] for row in collective["rows"]],
     }
-    for link in report["permutation"].get("hottest_links", []):
-        match = re.search(r"\(([^()]*)\)$", link["link"])
-        link["bundle"] = match.group(1) if match else ""
     report["ui_elapsed_s"] = time.perf_counter() - t0
     return report
 
