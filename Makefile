@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 QT_LIBS := libGL.so.1 libEGL.so.1 libxkbcommon.so.0 libfontconfig.so.1 libglib-2.0.so.0 libdbus-1.so.3
 QT_LIBS_APT := libgl1 libegl1 libxkbcommon0 libfontconfig1 libglib2.0-0 libdbus-1-3
 
-.PHONY: install run test bench lint format clean check-python check-system validation
+.PHONY: install run test bench lint format clean check-python check-system validation screenshots
 
 check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or newer" >&2; exit 1; }
@@ -43,6 +43,9 @@ test: $(STAMP) check-system
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --json
+
+screenshots: $(STAMP)
+	$(BIN)/python tools/screenshots.py
 
 validation: $(STAMP)
 	$(BIN)/python tests/validation/report.py

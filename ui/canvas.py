@@ -192,10 +192,12 @@ class FabricCanvas(QGraphicsView):
     """A view of the document's groups and bundles; selection picks a group.
 
     Wheel or Ctrl+= / Ctrl+- zooms, `fit` shows everything. `groupSelected(id)` fires with
-    the selected group's id, or ``""`` when nothing is selected.
+    the selected group's id, or ``""`` when nothing is selected; `bundleSelected(id)` then
+    fires with the selected bundle's id (``""`` when a group or nothing is selected).
     """
 
     groupSelected = Signal(str)
+    bundleSelected = Signal(str)
 
     def __init__(self, document: ScenarioDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -353,7 +355,10 @@ class FabricCanvas(QGraphicsView):
         return True
 
     def _on_selection(self) -> None:
-        self.groupSelected.emit(self.selected_group())
+        group = self.selected_group()
+        bundles = self.selected_bundles()
+        self.groupSelected.emit(group)
+        self.bundleSelected.emit(bundles[0] if bundles and not group else "")
 
     # ---- editing ----------------------------------------------------------------------------
 

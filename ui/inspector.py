@@ -1,4 +1,4 @@
-"""The property inspector: the selected group's fields, or fabric/routing with none selected.
+"""The property inspector: the selected group's or bundle's fields, else fabric/routing.
 
 Every edit goes through `ScenarioDocument.set_field`, so it is undoable; a refused edit shows
 its message under the form.
@@ -19,16 +19,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.model import ROUTING_MODES
+from engine.model import PATTERNS, ROUTING_MODES
 from ui.document import ScenarioDocument
 
 MAX_COUNT = 1_000_000
 MAX_LATENCY_NS = 100_000.0
+MAX_LINKS_PER_PAIR = 1024
+MAX_BLOCKS = 100_000
+MAX_SPEED_GBPS = 100_000.0
+MAX_LENGTH_M = 100_000.0
 CATALOG_TEXT = "catalog"
 
 
 class Inspector(QWidget):
-    """Form for the selected group (count, model) or the fabric and routing settings.
+    """Form for the selected group (count, model), the selected bundle (pattern, links per
+    pair, speed, blocks, cable, length) or the fabric and routing settings.
 
     The switch latency box shows ``catalog`` at its minimum (0): the catalog's value (None).
     The override line accepts ``path=value`` like the CLI's ``--set``.
@@ -41,6 +46,7 @@ class Inspector(QWidget):
         super().__init__(parent)
         self.document = document
         self.group_id = ""
+        self.bundle_id = ""
         self.setObjectName("inspector")
 
         self.title = QLabel()
@@ -76,9 +82,48 @@ class Inspector(QWidget):
         form2.addRow("Routing", self.routing_combo)
         form2.addRow("Switch latency", self.latency_spin)
 
+        bundle_page = QWidget()
+        form3 = QFormLayout(bundle_page)
+        self.pattern_combo = QComboBox()
+        self.pattern_combo.setObjectName("patternCombo")
+        self.pattern_combo.addItems(list(PATTERNS))
+        self.links_spin = QSpinBox()
+        self.links_spin.setObjectName("linksPerPairSpin")
+        self.links_spin.setRange(1, MAX_LINKS_PER_PAIR)
+        self.links_spin.setKeyboardTracking(False)
+        self.speed_spin = QDoubleSpinBox()
+        self.speed_spin.setObjectName("speedSpin")
+        self.speed_spin.setRange(1.0, MAX_SPEED_GBPS)
+        self.speed_spin.setDecimals(1)
+        self.speed_spin.setSuffix(" Gb/s")
+        self.speed_spin.setKeyboardTracking(False)
+        self.blocks_spin = QSpinBox()
+        self.blocks_spin.setObjectName("blocksSpin")
+        self.blocks_spin.setRange(1, MAX_BLOCKS)
+        self.blocks_spin.setKeyboardTracking(False)
+        self.cable_edit = QLineEdit()
+        self.cable_edit.setObjectName("cableEdit")
+        self.cable_edit.setPlaceholderText("auto")
+        self.cable_edit.setToolTip("A catalog cable id, or 'auto' (chosen by length and speed)")
+        self.length_spin = QDoubleSpinBox()
+        self.length_spin.setObjectName("lengthSpin")
+        self.length_spin.setRange(0.0, MAX_LENGTH_M)
+        self.length_spin.setDecimals(2)
+        self.length_spin.setSuffix(" m")
+        self.length_spin.setKeyboardTracking(False)
+        self.ends_label = QLabel()
+        form3.addRow("Ends", self.ends_label)
+        form3.addRow("Pattern", self.pattern_combo)
+        form3.addRow("Links per pair", self.links_spin)
+        form3.addRow("Speed", self.speed_spin)
+        form3.addRow("Blocks", self.blocks_spin)
+        form3.addRow("Cable", self.cable_edit)
+        form3.addRow("Length", self.length_spin)
+
         self.pages = QStackedWidget()
         self.pages.addWidget(fabric_page)
         self.pages.addWidget(group_page)
+        self.pages.addWidget(bundle_page)
 
         self.override_edit = QLineEdit()
         self.override_edit.setObjectName("overrideEdit")
@@ -101,6 +146,16 @@ class Inspector(QWidget):
         self.routing_combo.activated.connect(self._routing_edited)
         self.latency_spin.valueChanged.connect(self._latency_edited)
         self.override_edit.returnPressed.connect(self._override_entered)
+        self.pattern_combo.activated.connect(
+            lambda i: self._bundle_edit("pattern", self.pattern_combo.itemText(i))
+        )
+        self.links_spin.valueChanged.connect(lambda v: self._bundle_edit("links_per_pair", str(v)))
+        self.speed_spin.valueChanged.connect(lambda v: self._bundle_edit("speed_gbps", repr(v)))
+        self.blocks_spin.valueChanged.connect(lambda v: self._bundle_edit("blocks", str(v)))
+        self.length_spin.valueChanged.connect(lambda v: self._bundle_edit("length_m", repr(v)))
+        self.cable_edit.editingFinished.connect(
+            lambda: self._bundle_edit("cable", self.cable_edit.text().strip() or "auto")
+        )
         document.changed.connect(self.refresh)
         self.refresh()
 
@@ -109,6 +164,14 @@ class Inspector(QWidget):
     def show_group(self, group_id: str) -> None:
         """Inspect the group `group_id` (``""``: the fabric and routing settings)."""
         self.group_id = group_id
+        self.bundle_id = ""
+        self.refresh()
+
+    def show_bundle(self, bundle_id: str) -> None:
+        """Inspect the bundle `bundle_id` (ignored while a group is inspected)."""
+        if self.group_id and bundle_id:
+            return
+        self.bundle_id = bundle_id
         self.refresh()
 
     def refresh(self) -> None:
@@ -118,11 +181,32 @@ class Inspector(QWidget):
             group = scenario.group(self.group_id) if self.group_id else None
         except KeyError:
             group, self.group_id = None, ""
-        widgets = (self.count_spin, self.model_combo, self.routing_combo, self.latency_spin)
+        bundle = next((b for b in scenario.bundles if b.id == self.bundle_id), None)
+        if bundle is None:
+            self.bundle_id = ""
+        widgets = (
+            self.count_spin,
+            self.model_combo,
+            self.routing_combo,
+            self.latency_spin,
+            *self._bundle_widgets(),
+        )
         for w in widgets:
             w.blockSignals(True)
         try:
-            if group is None:
+            if group is None and bundle is not None:
+                self.title.setText(f"<b>{bundle.id}</b> (bundle)")
+                self.pages.setCurrentIndex(2)
+                self.ends_label.setText(f"{bundle.a} → {bundle.b}")
+                if self.pattern_combo.findText(bundle.pattern) < 0:
+                    self.pattern_combo.addItem(bundle.pattern)
+                self.pattern_combo.setCurrentText(bundle.pattern)
+                self.links_spin.setValue(max(1, min(MAX_LINKS_PER_PAIR, bundle.links_per_pair)))
+                self.speed_spin.setValue(float(bundle.speed_gbps))
+                self.blocks_spin.setValue(max(1, min(MAX_BLOCKS, bundle.blocks)))
+                self.cable_edit.setText(bundle.cable)
+                self.length_spin.setValue(float(bundle.length_m))
+            elif group is None:
                 self.title.setText("<b>Fabric and routing</b>")
                 self.pages.setCurrentIndex(0)
                 self.routing_combo.setCurrentText(scenario.routing.mode)
@@ -143,7 +227,21 @@ class Inspector(QWidget):
             for w in widgets:
                 w.blockSignals(False)
 
+    def _bundle_widgets(self) -> tuple[QWidget, ...]:
+        return (
+            self.pattern_combo,
+            self.links_spin,
+            self.speed_spin,
+            self.blocks_spin,
+            self.cable_edit,
+            self.length_spin,
+        )
+
     # ---- editing ----------------------------------------------------------------------------
+
+    def _bundle_edit(self, field: str, text: str) -> None:
+        if self.bundle_id and not self.group_id:
+            self._apply(f"bundles.{self.bundle_id}.{field}", text)
 
     def _apply(self, path: str, text: str) -> None:
         error = self.document.set_field(path, text)

@@ -32,7 +32,9 @@ from ui.canvas import FabricCanvas
 from ui.document import ScenarioDocument
 from ui.inspector import Inspector
 from ui.palette import Palette
+from ui.problems import ProblemsPanel
 from ui.results import ResultsPanel
+from ui.sweep_panel import SweepPanel
 from ui.templates import TemplateDialog
 from ui.worker import EvaluationWorker
 
@@ -101,6 +103,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector_dock)
 
         self.results = ResultsPanel()
+        self.sweep_panel = SweepPanel(self.document)
+        self.results.tabs.addTab(self.sweep_panel, "Sweep")
         results_dock = QDockWidget("Results", self)
         results_dock.setObjectName("resultsDock")
         results_dock.setWidget(self.results)
@@ -113,8 +117,18 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, palette_dock)
         self.palette.deviceActivated.connect(self.add_device_at_view_centre)
 
+        self.problems_panel = ProblemsPanel()
+        problems_dock = QDockWidget("Problems", self)
+        problems_dock.setObjectName("problemsDock")
+        problems_dock.setWidget(self.problems_panel)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, problems_dock)
+        self.tabifyDockWidget(results_dock, problems_dock)
+        results_dock.raise_()
+        self.problems_panel.groupActivated.connect(self._problem_group_activated)
+        self.problems_panel.bundleActivated.connect(self._bundle_activated)
+
         self._build_status_bar()
-        self._build_actions(inspector_dock, results_dock, palette_dock)
+        self._build_actions(inspector_dock, results_dock, problems_dock, palette_dock)
 
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -122,6 +136,7 @@ class MainWindow(QMainWindow):
         self.debounce.timeout.connect(self.evaluate_now)
 
         self.canvas.groupSelected.connect(self.inspector.show_group)
+        self.canvas.bundleSelected.connect(self.inspector.show_bundle)
         self.inspector.message.connect(self._edit_message)
         self.document.changed.connect(self._document_changed)
         self.document.problemsChanged.connect(self._show_validation)
@@ -384,7 +399,14 @@ class MainWindow(QMainWindow):
         self._refresh_texts()
         self.debounce.start()
 
+    def _problem_group_activated(self, group_id: str) -> None:
+        if group_id in self.canvas.nodes:
+            self.canvas.select_group(group_id)
+            self.canvas.centerOn(self.canvas.nodes[group_id])
+            self.statusBar().showMessage(f"Selected group {group_id}", 5000)
+
     def _show_validation(self, problems: list) -> None:
+        self.problems_panel.show_problems(problems)
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             self.validation_label.setText(f"⚠ {len(errors)} problem(s)")
@@ -461,5 +483,6 @@ class MainWindow(QMainWindow):
         """Stop the debounce and wait for a running evaluation before closing."""
         self.debounce.stop()
         self.worker.shutdown()
+        self.sweep_panel.shutdown()
         self.save_settings()
         super().closeEvent(event)

@@ -52,12 +52,20 @@ def make_table(name: str, header: list[str]) -> QTableWidget:
 
 
 def fill_table(table: QTableWidget, rows: list[list[Any]]) -> None:
-    """Replace the table's rows (floats shown with 4 significant digits)."""
+    """Replace the table's rows (large numbers with thousands separators, small ones with 4
+    significant digits)."""
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
-            text = f"{value:.4g}" if isinstance(value, float) else str(value)
-            table.setItem(r, c, QTableWidgetItem(text))
+            table.setItem(r, c, QTableWidgetItem(_cell_text(value)))
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if abs(value) >= 1e4:
+        return f"{value:,.0f}"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def table_rows(table: QTableWidget) -> list[list[str]]:

@@ -1,0 +1,69 @@
+"""Render the main window on the default preset, once per results tab, to docs/screenshots.
+
+Run from the project root: ``.venv/bin/python tools/screenshots.py``. The window is drawn
+offscreen after its first evaluation; each results tab is shown in turn and the whole window
+is saved as ``docs/screenshots/<tab>.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from ui.main_window import MainWindow  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+TIMEOUT_MS = 120_000
+
+
+def settle(ms: int = 200) -> None:
+    """Let Qt process events (layout, repaint) for `ms` milliseconds."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def main() -> int:
+    """Save one PNG per results tab; the list of files written."""
+    app = QApplication.instance() or QApplication(sys.argv)
+    window = MainWindow(evaluate_on_start=False)
+    window.resize(1400, 900)
+    window.show()
+    loop = QEventLoop()
+    outcome: dict[str, str] = {}
+    window.worker.finished.connect(lambda *_: (outcome.setdefault("ok", ""), loop.quit()))
+    window.worker.failed.connect(lambda _id, msg: (outcome.setdefault("error", msg), loop.quit()))
+    QTimer.singleShot(TIMEOUT_MS, loop.quit)
+    window.evaluate_now()
+    loop.exec()
+    if "ok" not in outcome:
+        print(f"evaluation did not finish: {outcome.get('error', 'timeout')}", file=sys.stderr)
+        return 1
+    window.canvas.fit()
+    OUT.mkdir(parents=True, exist_ok=True)
+    tabs = window.results.tabs
+    for i in range(tabs.count()):
+        tabs.setCurrentIndex(i)
+        settle()
+        name = tabs.tabText(i).lower().replace(" ", "-")
+        path = OUT / f"{name}.png"
+        if not window.grab().save(str(path)):
+            print(f"cannot write {path}", file=sys.stderr)
+            return 1
+        print(path.relative_to(ROOT))
+    window.close()
+    app.processEvents()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
