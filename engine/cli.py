@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -182,24 +183,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 def parse_size(text: str) -> float:
-    """Bytes from text like ``8``, ``64K``, ``8G`` (binary units, as nccl-tests)."""
-    t = (
-        text.strip().upper().removesuffix("IB").removesuffix("B")
-        if text.strip().upper() not in ("B",)
-        else ""
+    """Bytes from text like ``8``, ``64K``, ``8G``, ``8GiB`` (binary units, as nccl-tests)."""
+    match = re.fullmatch(
+        r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper()
     )
-    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] != "" else ""
-    number = t[: -len(unit)] if unit else t
-    try:
-        value = float(number) * _UNITS[unit]
-    except ValueError:
-        raise ScenarioError(
-            Problem("--sizes", f"cannot read {text!r} as a size (e.g. 8, 64K, 8G)")
-        ) from None
+    if match is None:
+        raise ScenarioError(Problem("--sizes", f"cannot read {text!r} as a size (e.g. 8, 64K, 8G)"))
+    value = float(match.group(1)) * _UNITS[match.group(2)]
     if value <= 0:
         raise ScenarioError(Problem("--sizes", f"sizes must be positive, not {text!r}"))
     return value
