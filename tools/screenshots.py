@@ -32,11 +32,13 @@ def settle(ms: int = 200) -> None:
     loop.exec()
 
 
-def main() -> int:
-    """Save one PNG per results tab; the list of files written."""
-    app = QApplication.instance() or QApplication(sys.argv)
-    window = MainWindow(evaluate_on_start=False)
-    window.resize(1400, 900)
+def open_evaluated(scenario=None, width: int = 1400, height: int = 900) -> tuple[MainWindow, str]:
+    """The main window on `scenario` (default preset when None) after its first evaluation.
+
+    The second value is empty on success, else why the evaluation did not finish.
+    """
+    window = MainWindow(scenario=scenario, evaluate_on_start=False)
+    window.resize(width, height)
     window.show()
     loop = QEventLoop()
     outcome: dict[str, str] = {}
@@ -45,8 +47,15 @@ def main() -> int:
     QTimer.singleShot(TIMEOUT_MS, loop.quit)
     window.evaluate_now()
     loop.exec()
-    if "ok" not in outcome:
-        print(f"evaluation did not finish: {outcome.get('error', 'timeout')}", file=sys.stderr)
+    return window, "" if "ok" in outcome else outcome.get("error", "timeout")
+
+
+def main() -> int:
+    """Save one PNG per results tab; the list of files written."""
+    app = QApplication.instance() or QApplication(sys.argv)
+    window, error = open_evaluated()
+    if error:
+        print(f"evaluation did not finish: {error}", file=sys.stderr)
         return 1
     window.canvas.fit()
     OUT.mkdir(parents=True, exist_ok=True)
