@@ -36,6 +36,7 @@ from engine.collective_schedules import (
 from engine.errors import Problem, ScenarioError
 from engine.evaluate import hottest_links, utilization_by_tier
 from engine.flows import link_loads, max_min_rates, simulate_fluid
+from engine.progress import Progress, checkpoint
 from engine.routing import Router
 from engine.topology.expand import NVLINK_BUNDLE, Fabric
 
@@ -396,8 +397,12 @@ class CollectiveEngine:
         algorithm: str = "auto",
         protocol: str = "auto",
         concurrent: list[np.ndarray] | None = None,
+        progress: Progress | None = None,
     ) -> CollectiveResult:
         """Time `op` over `ranks` (GPU ids) for each of `sizes` bytes.
+
+        `progress` hears each algorithm as it starts and can stop the run between the
+        profiles of its stages (`engine.progress.RunCancelledError`).
 
         `concurrent` lists further rank groups running the same collective at the same time
         (the data-parallel groups of every tensor/pipeline position, say): their flows share
@@ -448,9 +453,13 @@ class CollectiveEngine:
         best_proto = np.empty(sizes.shape[0], dtype=object)
         curves: dict[str, list[float]] = {}
         plans = {}
-        for algo in algos:
+        for a, algo in enumerate(algos):
+            checkpoint(progress, a / len(algos), f"collective: {algo}")
             stages = self._schedule(op, algo, groups)
-            profiles = [self.profile(s, all_ranks) for s in stages]
+            profiles = []
+            for k, stage in enumerate(stages):
+                checkpoint(progress, (a + k / len(stages)) / len(algos), f"collective: {algo}")
+                profiles.append(self.profile(stage, all_ranks))
             cls = stages[0].latency_class
             algo_best = np.full(sizes.shape[0], np.inf)
             # NCCL runs CollNet (SHARP) and NVLS with the Simple protocol only.

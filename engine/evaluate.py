@@ -17,6 +17,7 @@ import numpy as np
 from engine.catalog import Catalog, default_catalog
 from engine.flows import link_loads, max_min_rates
 from engine.model import Scenario
+from engine.progress import Progress, checkpoint
 from engine.routing import Router
 from engine.topology.expand import NODE_SWITCH, NVLINK_BUNDLE, Fabric, describe_link, expand
 from engine.traffic import permutation
@@ -114,7 +115,10 @@ def topology_summary(fabric: Fabric) -> dict[str, Any]:
 
 
 def permutation_test(
-    fabric: Fabric, router: Router | None = None, seed: int | None = None
+    fabric: Fabric,
+    router: Router | None = None,
+    seed: int | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Throughput of every flow of a random permutation, as a fraction of its NIC's line rate."""
     s = fabric.scenario
@@ -125,6 +129,7 @@ def permutation_test(
     t0 = time.perf_counter()
     routed = router.route(src, dst, s.routing, connection_bytes=s.workload.message_bytes)
     t_route = time.perf_counter() - t0
+    checkpoint(progress, 0.7, "max-min rates")
     t0 = time.perf_counter()
     rates = max_min_rates(
         routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
@@ -167,7 +172,11 @@ def permutation_test(
 
 
 def collective_summary(
-    fabric: Fabric, router: Router, catalog: Catalog, sizes: np.ndarray | None = None
+    fabric: Fabric,
+    router: Router,
+    catalog: Catalog,
+    sizes: np.ndarray | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The scenario's collective (workload op, algorithm, ranks) at `sizes` bytes
     (default: the workload's `message_bytes`)."""
@@ -176,7 +185,9 @@ def collective_summary(
     w = fabric.scenario.workload
     engine = CollectiveEngine(fabric, catalog, router)
     sizes = np.array([w.message_bytes]) if sizes is None else np.asarray(sizes, dtype=float)
-    result = engine.run(w.op, placement(fabric, w.ranks), sizes, w.algorithm, w.protocol)
+    result = engine.run(
+        w.op, placement(fabric, w.ranks), sizes, w.algorithm, w.protocol, progress=progress
+    )
     return result.to_dict()
 
 
@@ -192,30 +203,67 @@ def evaluate(
     catalog: Catalog | None = None,
     parts: tuple[str, ...] = ("permutation", "collective", "training"),
     collective_sizes: np.ndarray | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
 
-    `parts` chooses the probes: the permutation test, the workload's collective, and one
-    training step of its training job.
+    `parts` chooses the probes: the permutation test, the workload's collective, one
+    training step of its training job and the cost report. `progress` hears how far the run
+    got and can stop it between chunks (`engine.progress.RunCancelledError`).
     """
     catalog = catalog or default_catalog()
+    checkpoint(progress, 0.0, "expand")
     t0 = time.perf_counter()
     fabric = expand(scenario, catalog)
     t_expand = time.perf_counter() - t0
     router = Router(fabric)
     report: dict[str, Any] = {"topology": topology_summary(fabric)}
+    spans = _part_spans(parts)
     if "permutation" in parts:
-        report["permutation"] = permutation_test(fabric, router)
+        checkpoint(progress, spans["permutation"][0], "permutation test")
+        report["permutation"] = permutation_test(
+            fabric, router, progress=_sub(progress, spans["permutation"])
+        )
     if "collective" in parts:
-        report["collective"] = collective_summary(fabric, router, catalog, collective_sizes)
+        checkpoint(progress, spans["collective"][0], "collective")
+        report["collective"] = collective_summary(
+            fabric, router, catalog, collective_sizes, progress=_sub(progress, spans["collective"])
+        )
     if "training" in parts:
+        checkpoint(progress, spans["training"][0], "training step")
         report["training"] = training_summary(fabric, catalog)
     if "cost" in parts:
         from engine.cost import cost_report
 
+        checkpoint(progress, spans["cost"][0], "cost")
         busbw = report["collective"]["rows"][-1]["busbw_GBps"] if "collective" in report else None
         tokens = report["training"]["tokens_per_s"] if "training" in report else None
         report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
     report["warnings"] = [str(w) for w in fabric.warnings]
     report["expand_s"] = t_expand
+    checkpoint(progress, 1.0, "done")
     return report
+
+
+# Rough share of each part in the run time of a large fabric (131,072 GPUs: expansion 0.5 s,
+# permutation 5 s, collective 10 s, training 1.5 s), so the progress bar moves evenly.
+_PART_WEIGHTS = {"expand": 0.5, "permutation": 5.0, "collective": 10.0, "training": 1.5}
+
+
+def _part_spans(parts: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    """The slice of 0..1 that each chosen part of `evaluate` fills in a progress report."""
+    chosen = [
+        "expand",
+        *(p for p in ("permutation", "collective", "training", "cost") if p in parts),
+    ]
+    weights = [_PART_WEIGHTS.get(p, 0.2) for p in chosen]
+    total = sum(weights)
+    spans, start = {}, 0.0
+    for part, weight in zip(chosen, weights, strict=True):
+        spans[part] = (start, start + weight / total)
+        start += weight / total
+    return spans
+
+
+def _sub(progress: Progress | None, span: tuple[float, float]) -> Progress | None:
+    return None if progress is None else progress.part(*span)

@@ -171,3 +171,22 @@ def test_png_export_writes_an_image(window, tmp_path):
     window.results.export_png(str(path))
     assert path.stat().st_size > 1000
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cancel_stops_a_long_run_at_its_next_checkpoint(qtbot):
+    win = MainWindow(load_preset("h100-ib-ndr-16k"), evaluate_on_start=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    # every checkpoint the job passes, stale or not (called on the pool thread)
+    stages: list[str] = []
+    win.worker._bridge.progress.connect(lambda _id, _f, stage: stages.append(stage))
+    with qtbot.waitSignal(win.worker.progress, timeout=TIMEOUT_MS):
+        win.evaluate_now()
+    qtbot.waitUntil(lambda: win.progress.isVisibleTo(win), timeout=TIMEOUT_MS)
+    with qtbot.waitSignal(win.worker.discarded, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(win.cancel_button, Qt.MouseButton.LeftButton)
+    assert win.worker._pool.waitForDone(TIMEOUT_MS)
+    assert win.last_report is None
+    assert "done" not in stages and "training step" not in stages, stages
+    assert win.statusBar().currentMessage() == "Evaluation cancelled"

@@ -1,8 +1,9 @@
 """Evaluation off the GUI thread: one QThreadPool job per request, newest request wins.
 
-The engine cannot be interrupted mid-run, so superseding or cancelling a request marks it
-stale: its result is dropped when it arrives (`discarded`) and a queued stale job is skipped
-before it starts. Results reach the GUI thread through a QObject signal bridge (queued).
+Superseding or cancelling a request makes it stale. A running job notices at the engine's
+next checkpoint (`engine.progress`: after routing, per collective algorithm stage, per part)
+and stops there (`discarded`); a queued stale job is skipped before it starts. Progress and
+results reach the GUI thread through a QObject signal bridge (queued).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from engine.cost import cost_report
 from engine.errors import ScenarioError
 from engine.evaluate import evaluate, training_summary
 from engine.model import Scenario
+from engine.progress import Progress, RunCancelledError
 from engine.topology.expand import expand
 
 PARTS = ("permutation", "collective", "training", "cost")
@@ -27,7 +29,9 @@ def _message(exc: ScenarioError) -> str:
     return "; ".join(p.message for p in exc.problems) or str(exc)
 
 
-def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
+def run_evaluation(
+    scenario: Scenario, catalog: Catalog, progress: Progress | None = None
+) -> dict[str, Any]:
     """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
 
     The `PARTS` of `evaluate` over the engine's default message sizes: the permutation test,
@@ -36,15 +40,22 @@ def run_evaluation(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
     to ``report["training_error"]`` / ``report["cost_error"]`` and the rest is kept.
     ``report["collective_sweep"]`` re-labels the collective for the plot (sizes and busbw per
     algorithm); the engine names each hottest link's ``bundle`` (``"nvlink"`` inside a
-    server). ``ui_elapsed_s`` is the wall time of the whole run.
+    server). ``ui_elapsed_s`` is the wall time of the whole run. `progress` hears how far
+    the run got and stops it (`RunCancelledError`) when it says so.
     """
     t0 = time.perf_counter()
     try:
-        report = evaluate(scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES)
+        report = evaluate(
+            scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES, progress=progress
+        )
     except ScenarioError:
         # the base parts must work (else this raises); then training and cost one by one
         report = evaluate(
-            scenario, catalog, parts=("permutation", "collective"), collective_sizes=DEFAULT_SIZES
+            scenario,
+            catalog,
+            parts=("permutation", "collective"),
+            collective_sizes=DEFAULT_SIZES,
+            progress=progress,
         )
         fabric = expand(scenario, catalog)
         try:
@@ -79,6 +90,7 @@ class _Bridge(QObject):
     finished = Signal(int, object)
     failed = Signal(int, str, list)
     skipped = Signal(int)
+    progress = Signal(int, float, str)
 
 
 class _Job(QRunnable):
@@ -100,8 +112,16 @@ class _Job(QRunnable):
         if self.worker.current_request != self.request_id:
             self.bridge.skipped.emit(self.request_id)
             return
+        progress = Progress(
+            report=lambda fraction, stage: self.bridge.progress.emit(
+                self.request_id, fraction, stage
+            ),
+            should_stop=lambda: self.worker.current_request != self.request_id,
+        )
         try:
-            report = run_evaluation(self.scenario, self.catalog)
+            report = run_evaluation(self.scenario, self.catalog, progress)
+        except RunCancelledError:
+            self.bridge.skipped.emit(self.request_id)
         except ScenarioError as exc:
             self.bridge.failed.emit(self.request_id, str(exc), list(exc.problems))
         except Exception as exc:
@@ -113,9 +133,10 @@ class _Job(QRunnable):
 class EvaluationWorker(QObject):
     """Runs `run_evaluation` on a private thread pool; only the newest request counts.
 
-    Signals: `started(id)`, `finished(id, report)`, `failed(id, message)`,
-    `invalid(id, problems)` (the scenario cannot be expanded), `cancelled(id)`, and
-    `discarded(id)` when a stale request's outcome arrives and is dropped.
+    Signals: `started(id)`, `progress(id, fraction, stage)` for the current request,
+    `finished(id, report)`, `failed(id, message)`, `invalid(id, problems)` (the scenario
+    cannot be expanded), `cancelled(id)`, and `discarded(id)` when a stale request stops
+    at a checkpoint or its outcome arrives and is dropped.
     """
 
     started = Signal(int)
@@ -124,6 +145,7 @@ class EvaluationWorker(QObject):
     invalid = Signal(int, list)
     cancelled = Signal(int)
     discarded = Signal(int)
+    progress = Signal(int, float, str)
 
     def __init__(self, catalog: Catalog, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -134,6 +156,7 @@ class EvaluationWorker(QObject):
         self._bridge.finished.connect(self._on_finished)
         self._bridge.failed.connect(self._on_failed)
         self._bridge.skipped.connect(self.discarded)
+        self._bridge.progress.connect(self._on_progress)
         self._next_id = 0
         self.current_request: int | None = None
 
@@ -151,7 +174,7 @@ class EvaluationWorker(QObject):
         return self._next_id
 
     def cancel(self) -> None:
-        """Make the current request stale (its result will be discarded)."""
+        """Make the current request stale: it stops at its next checkpoint."""
         request = self.current_request
         if request is None:
             return
@@ -163,6 +186,11 @@ class EvaluationWorker(QObject):
         self.current_request = None
         self._pool.clear()
         self._pool.waitForDone()
+
+    @Slot(int, float, str)
+    def _on_progress(self, request_id: int, fraction: float, stage: str) -> None:
+        if request_id == self.current_request:
+            self.progress.emit(request_id, fraction, stage)
 
     @Slot(int, object)
     def _on_finished(self, request_id: int, report: object) -> None:
