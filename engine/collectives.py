@@ -36,7 +36,7 @@ from engine.collective_schedules import (
 from engine.errors import Problem, ScenarioError
 from engine.evaluate import hottest_links, utilization_by_tier
 from engine.flows import link_loads, max_min_rates, simulate_fluid
-from engine.progress import Progress, checkpoint
+from engine.progress import Progress, checkpoint, poll
 from engine.routing import Router
 from engine.topology.expand import NVLINK_BUNDLE, Fabric
 
@@ -208,8 +208,13 @@ class CollectiveEngine:
         link_bytes[links] = stage.analytic_share
         return link_bytes
 
-    def profile(self, stage: Stage, ranks: np.ndarray | None = None) -> StageProfile:
-        """Route and simulate one stage at one byte of message (cached by its pattern)."""
+    def profile(
+        self, stage: Stage, ranks: np.ndarray | None = None, progress: Progress | None = None
+    ) -> StageProfile:
+        """Route and simulate one stage at one byte of message (cached by its pattern).
+
+        `progress` may stop the run between routing and the rate computation.
+        """
         if stage.analytic_s_per_byte is not None:
             link_bytes = self._analytic_link_bytes(stage, ranks) if ranks is not None else None
             # The reduction climbs from every rank to the top of its tree and back down: as
@@ -228,7 +233,7 @@ class CollectiveEngine:
         if uniform and stage.share[0] != 1.0:
             # Time scales with the bytes when every flow carries the same share: route the
             # pattern once at share 1 and scale (halving steps differ only in their shares).
-            unit = self.profile(replace(stage, share=np.ones_like(stage.share)), ranks)
+            unit = self.profile(replace(stage, share=np.ones_like(stage.share)), ranks, progress)
             k = float(stage.share[0])
             return StageProfile(
                 unit.seconds_per_byte * k,
@@ -257,6 +262,7 @@ class CollectiveEngine:
                     "ranks",
                 )
             )
+        poll(progress, stage.name)
         capacity = self.capacity.copy()
         network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
         flows_on_link = np.bincount(routed.entry_link[network_entry], minlength=fab.n_links)
@@ -459,7 +465,7 @@ class CollectiveEngine:
             profiles = []
             for k, stage in enumerate(stages):
                 checkpoint(progress, (a + k / len(stages)) / len(algos), f"collective: {algo}")
-                profiles.append(self.profile(stage, all_ranks))
+                profiles.append(self.profile(stage, all_ranks, progress))
             cls = stages[0].latency_class
             algo_best = np.full(sizes.shape[0], np.inf)
             # NCCL runs CollNet (SHARP) and NVLS with the Simple protocol only.

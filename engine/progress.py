@@ -35,6 +35,11 @@ class Progress:
         if self.report is not None:
             self.report(min(max(fraction, 0.0), 1.0), stage)
 
+    def poll(self, stage: str) -> None:
+        """Raise `RunCancelledError` if asked to stop; report nothing (inside a chunk)."""
+        if self.should_stop is not None and self.should_stop():
+            raise RunCancelledError(f"cancelled during {stage}")
+
     def part(self, start: float, end: float) -> Progress:
         """The same sink, mapping a sub-task's 0..1 onto ``start..end`` of this run."""
 
@@ -49,3 +54,9 @@ def checkpoint(progress: Progress | None, fraction: float, stage: str) -> None:
     """Call `progress` if there is one (engine functions take ``progress=None``)."""
     if progress is not None:
         progress(fraction, stage)
+
+
+def poll(progress: Progress | None, stage: str) -> None:
+    """Stop here if the caller asked to (a point inside a chunk, without a fraction)."""
+    if progress is not None:
+        progress.poll(stage)
