@@ -53,3 +53,27 @@ def test_a_part_maps_its_progress_into_its_slice():
     part(0.5, "b")
     part(1.0, "c")
     assert seen == pytest.approx([0.2, 0.4, 0.6])
+
+
+def test_a_collective_stops_between_routing_and_rates_when_asked(catalog):
+    from engine.collectives import CollectiveEngine, placement
+    from engine.topology.expand import expand
+
+    fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
+    engine = CollectiveEngine(fabric, catalog)
+    polls: list[str] = []
+
+    def should_stop() -> bool:
+        polls.append("?")
+        # the run's checkpoint and the first stage's checkpoint pass; the poll after its
+        # routing stops it
+        return len(polls) > 2
+
+    with pytest.raises(RunCancelledError, match="cancelled during"):
+        engine.run(
+            "all-reduce",
+            placement(fabric, 1024),
+            algorithm="ring",
+            progress=Progress(should_stop=should_stop),
+        )
+    assert len(polls) == 3
