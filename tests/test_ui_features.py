@@ -173,10 +173,12 @@ def test_a_training_failure_is_shown_in_its_tab_not_a_crash(qtbot, win, monkeypa
 
     real_evaluate = worker_module.evaluate
 
-    def evaluate(scenario, catalog, parts, collective_sizes=None):
+    def evaluate(scenario, catalog, parts, collective_sizes=None, progress=None):
         if "training" in parts:
             refuse(None, None)
-        return real_evaluate(scenario, catalog, parts=parts, collective_sizes=collective_sizes)
+        return real_evaluate(
+            scenario, catalog, parts=parts, collective_sizes=collective_sizes, progress=progress
+        )
 
     monkeypatch.setattr(worker_module, "evaluate", evaluate)
     monkeypatch.setattr(worker_module, "training_summary", refuse)
