@@ -428,7 +428,7 @@ class Library:
                     "engine_version": engine_version,
                     "kind": kind,
                     "created": _now(),
-                    "body": json.dumps(result),
+                    "body": json.dumps(json_safe(result)),
                 },
                 pk=("content_hash", "engine_version", "kind"),
             )
@@ -458,6 +458,18 @@ class Library:
         rows = list(self.db.query("select body from autosave where slot = 1"))
         return from_json(rows[0]["body"]) if rows else None
 
+    def autosaved_at(self) -> str | None:
+        """When the autosaved scenario was written (ISO time, UTC), or ``None`` without one."""
+        rows = list(self.db.query("select saved_at from autosave where slot = 1"))
+        return rows[0]["saved_at"] if rows else None
+
+    def clear_autosave(self) -> None:
+        """Forget the autosaved scenario (the app closed cleanly or the user discarded it)."""
+        if self.read_only:
+            return
+        with self._write():
+            self.db.execute("delete from autosave")
+
 
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT (or ROLLBACK on error) on an autocommit connection."""
@@ -472,6 +484,33 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb):
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         return False
+
+
+def json_safe(value: Any) -> Any:
+    """`value` as plain JSON data: numpy arrays and tuples become lists, numpy scalars Python
+    numbers, mapping keys strings, anything else unknown its ``str``.
+
+    Engine reports carry numpy values; cached results are stored as JSON, so they pass
+    through here first. Non-finite floats stay floats (Python's json reads them back).
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return value if type(value) in (int, float) else _plain_number(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [json_safe(v) for v in items]
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, without importing numpy
+    if callable(tolist):
+        return json_safe(tolist())
+    return str(value)
+
+
+def _plain_number(value: int | float) -> int | float:
+    """An int or float subclass (numpy.float64, IntEnum...) as the plain Python number."""
+    return int(value) if isinstance(value, int) else float(value)
 
 
 def diff(a: Scenario, b: Scenario) -> list[dict[str, Any]]:

@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from engine.library import Library, LibraryError, diff, open_library
+from engine.library import Library, LibraryError, diff, json_safe, open_library
 from engine.model import to_json
 from engine.presets import PRESETS, load_preset
 
@@ -95,6 +96,37 @@ def test_autosave_is_offered_back_until_the_next_save(library):
     assert library.recover() == s
     library.save(s)
     assert library.recover() is None
+
+
+def test_clear_autosave_forgets_the_unsaved_scenario(library):
+    s = load_preset("rail-only-h100-1k")
+    assert library.autosaved_at() is None
+    library.autosave(s)
+    assert library.recover() == s and library.autosaved_at() is not None
+    library.clear_autosave()
+    assert library.recover() is None and library.autosaved_at() is None
+
+
+def test_cached_results_may_hold_numpy_values(library):
+    s = library.load("dgx-h100-ib-ndr-1k")
+    report = {
+        "util": np.array([0.25, 0.5]),
+        "gpus": np.int64(1024),
+        "ok": np.bool_(True),
+        "pair": (1, 2.5),
+        3: {"mean": np.float64(0.75)},
+    }
+    library.cache_result(s, "report", report)
+    got = library.cached_result(s, "report")
+    assert got == {
+        "util": [0.25, 0.5],
+        "gpus": 1024,
+        "ok": True,
+        "pair": [1, 2.5],
+        "3": {"mean": 0.75},
+    }
+    assert type(got["gpus"]) is int and type(got["util"][0]) is float
+    assert json_safe(report) == got
 
 
 def test_a_file_that_is_not_a_library_is_refused_and_left_untouched(tmp_path):
