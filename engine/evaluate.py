@@ -29,6 +29,9 @@ def _stats(values: np.ndarray) -> dict[str, float]:
     return {"min": float(values.min()), "mean": float(values.mean()), "max": float(values.max())}
 
 
+HISTOGRAM_BINS = 10  # utilization bins of 10 % each
+
+
 def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
     """The tier pair a link belongs to, e.g. ``leaf->spine`` or ``nvlink``."""
     if bundle == NVLINK_BUNDLE:
@@ -38,8 +41,8 @@ def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
     return f"{ta}->{tb}" if upward else f"{tb}->{ta}"
 
 
-def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str, float]]:
-    """Min, mean and max utilization and idle share of the links of each tier pair."""
+def tier_masks(fabric: Fabric) -> dict[str, np.ndarray]:
+    """A boolean mask over the directed links for each tier pair (`tier_label`) that has any."""
     labels: dict[str, np.ndarray] = {}
     for b in range(-1, len(fabric.scenario.bundles)):
         for upward in (True, False):
@@ -47,8 +50,13 @@ def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str,
             if np.any(mask):
                 label = tier_label(fabric, b, upward)
                 labels[label] = mask if label not in labels else labels[label] | mask
+    return labels
+
+
+def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str, float]]:
+    """Min, mean and max utilization and idle share of the links of each tier pair."""
     result = {}
-    for label, mask in labels.items():
+    for label, mask in tier_masks(fabric).items():
         u = util[mask]
         result[label] = {
             **_stats(u),
@@ -56,6 +64,28 @@ def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str,
             "idle_fraction": float(np.mean(u <= 1e-12)),
         }
     return result
+
+
+def utilization_histogram(
+    fabric: Fabric, util: np.ndarray, bins: int = HISTOGRAM_BINS
+) -> dict[str, Any]:
+    """How many links of each tier pair fall in each utilization bin, for the results plot.
+
+    ``edges`` are the `bins` + 1 bin edges, evenly over 0..1 (a fraction of capacity);
+    ``tiers`` maps each tier pair (`tier_label`) to its link count per bin, so a tier's counts
+    add up to its number of directed links. Bins are half-open ``[lo, hi)`` except the last,
+    which holds full links (utilization 1). Utilization is clipped to 0..1 first, so rounding
+    just past 1 still counts as full.
+    """
+    if int(bins) != bins or bins < 1:
+        raise ValueError(f"a utilization histogram needs at least one bin, not {bins!r}")
+    edges = np.linspace(0.0, 1.0, int(bins) + 1)
+    clipped = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
+    tiers = {
+        label: [int(c) for c in np.histogram(clipped[mask], bins=edges)[0]]
+        for label, mask in tier_masks(fabric).items()
+    }
+    return {"edges": [float(e) for e in edges], "tiers": tiers}
 
 
 def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
@@ -165,6 +195,7 @@ def permutation_test(
         "aggregate_throughput_Bps": float(per_conn.sum()),
         "mean_path_latency_s": float(routed.latency.mean()) if routed.latency.size else 0.0,
         "link_utilization": per_tier,
+        "utilization_histogram": utilization_histogram(fabric, util),
         "hottest_links": hottest,
         "route_s": t_route,
         "solve_s": t_solve,

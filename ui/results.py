@@ -1,221 +1,128 @@
-"""The results dock: tabs for the collective plot, hottest links, training step and cost.
+"""The results dock: the permutation summary, pins, and the Collective/Links/Training/Cost tabs.
 
-Every tab shows what the worker's report holds (no computation here) and exports its
-table or plot data as CSV.
+Every tab draws what the worker's report holds (no computation here). Reports can be pinned
+for comparison: a pinned report stays on the plots (dashed, in its own colour, named in the
+legend) and in the comparison tables while the current scenario is edited and re-evaluated.
+GPU utilization vs switch latency is the one figure not in the report: it costs a training
+step per point, so the panel asks `LatencyCurveWorker` for it (off the GUI thread) when the
+Training tab is shown, for the current report and for the pins.
 """
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
-import pyqtgraph as pg
-from pyqtgraph.exporters import ImageExporter
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
-COMM_KINDS = ("tp", "cp", "ep", "pp", "dp")
+from engine.catalog import Catalog, default_catalog
+from ui.collective_tab import CollectiveTab
+from ui.cost_tab import CostTab
+from ui.latency_worker import LATENCIES_NS, LatencyCurveWorker
+from ui.links_tab import LinksTab
+from ui.pins import PinBoard
+from ui.plot_export import export_png as export_plot_png
+from ui.plot_export import export_svg as export_plot_svg
+from ui.tables import fill_table, make_table
+from ui.training_tab import TrainingTab, scenario_name
 
+__all__ = ["ResultsPanel", "fill_table", "make_table"]  # the tables helpers, for older imports
 
-def write_csv(path: str, header: list[str], rows: list[list[Any]]) -> None:
-    """Write `header` and `rows` to `path` with the csv module."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
+CURRENT = "current"
 
 
-def make_table(name: str, header: list[str]) -> QTableWidget:
-    """A read-only, row-selecting table with `header` columns."""
-    table = QTableWidget(0, len(header))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(header)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    table.verticalHeader().setVisible(False)
-    return table
-
-
-def fill_table(table: QTableWidget, rows: list[list[Any]]) -> None:
-    """Replace the table's rows (large numbers with thousands separators, small ones with 4
-    significant digits)."""
-    table.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, value in enumerate(row):
-            table.setItem(r, c, QTableWidgetItem(_cell_text(value)))
-
-
-def _cell_text(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if abs(value) >= 1e4:
-        return f"{value:,.0f}"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def table_rows(table: QTableWidget) -> list[list[str]]:
-    """The table's cell texts, row by row."""
-    return [
-        [table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
-        for r in range(table.rowCount())
-    ]
-
-
-def table_header(table: QTableWidget) -> list[str]:
-    """The table's column titles."""
-    return [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-
-
-class _Tab(QWidget):
-    """A tab with a message label, an Export CSV button and a body widget."""
-
-    def __init__(self, name: str, body: QWidget, default_file: str) -> None:
-        super().__init__()
-        self.setObjectName(name)
-        self.default_file = default_file
-        self.message = QLabel()
-        self.message.setObjectName(f"{name}Message")
-        self.message.setWordWrap(True)
-        self.export_csv_button = QPushButton("Export CSV…")
-        self.export_csv_button.setObjectName(f"{name}ExportCsv")
-        self.top = QHBoxLayout()
-        self.top.addWidget(self.message, 1)
-        self.top.addWidget(self.export_csv_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(self.top)
-        self.body_layout = layout
-        layout.addWidget(body, 1)
-
-    def set_error(self, text: str) -> None:
-        """Show a failure message in red."""
-        self.message.setStyleSheet("color: #d62728")
-        self.message.setText(text)
-
-    def set_info(self, text: str) -> None:
-        """Show an informational line."""
-        self.message.setStyleSheet("")
-        self.message.setText(text)
+def _latency_span() -> str:
+    return f"{LATENCIES_NS[0] / 1e3:g}–{LATENCIES_NS[-1] / 1e3:g} µs per switch"
 
 
 class ResultsPanel(QWidget):
-    """The summary line above four tabs: Collective, Links, Training, Cost.
+    """The summary line and pin buttons above the results tabs.
 
-    Collective: a pyqtgraph plot of busbw (GB/s) vs message size (log x), one curve per
-    algorithm, created once per name and updated with `setData`. Links: the permutation
-    test's hottest links; clicking a row emits `bundleActivated(bundle_id)`. Training: the
-    step breakdown, GPU utilization and MFU. Cost: the bill of materials and capex figures.
+    Collective: busbw and time vs message size (log-log), a curve per algorithm. Links: the
+    utilization histogram per tier and the hottest links; clicking a row emits
+    `bundleActivated(bundle_id)`. Training: the step breakdown and GPU utilization vs switch
+    latency. Cost: the bill of materials. Each tab's Export menu saves its plots as PNG, SVG
+    and CSV and its tables as CSV. `pin_report`, `unpin`, `clear_pins` and `pinned_labels`
+    manage the pinned reports (the library dock's comparison uses them too).
     """
 
     bundleActivated = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, catalog: Catalog | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultsPanel")
+        self.catalog = catalog
         self.report: dict[str, Any] | None = None
+        self.pins = PinBoard()
+        self.latency_worker = LatencyCurveWorker(self)
+        self.latency_worker.point.connect(self._latency_point)
+        self.latency_worker.finished.connect(self._latency_finished)
+        self.latency_worker.failed.connect(self._latency_failed)
+        self._latency_jobs: dict[str, dict[str, Any]] = {}  # key -> the report it is for
+
         self.summary = QLabel("No results yet")
         self.summary.setObjectName("permutationSummary")
+        self.summary.setWordWrap(True)
+        self.pin_button = QPushButton("Pin current")
+        self.pin_button.setObjectName("pinCurrentButton")
+        self.pin_button.setToolTip("Keep these results on the plots to compare with later edits")
+        self.pin_button.setEnabled(False)
+        self.pin_button.clicked.connect(self.pin_current)
+        self.clear_pins_button = QPushButton("Clear pins")
+        self.clear_pins_button.setObjectName("clearPinsButton")
+        self.clear_pins_button.setEnabled(False)
+        self.clear_pins_button.clicked.connect(self.clear_pins)
+        self.pins_label = QLabel()
+        self.pins_label.setObjectName("pinsLabel")
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.pins_label)
+        top.addWidget(self.pin_button)
+        top.addWidget(self.clear_pins_button)
+
         self.tabs = QTabWidget()
         self.tabs.setObjectName("resultsTabs")
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.tabs, 1)
-        self._build_collective()
-        self._build_links()
-        self._build_training()
-        self._build_cost()
-
-    # ---- construction -------------------------------------------------------------------------
-
-    def _build_collective(self) -> None:
-        self.plot = pg.PlotWidget()
-        self.plot.setObjectName("busbwPlot")
-        self.plot.setBackground("w")
-        self.plot.setLogMode(x=True, y=False)
-        self.plot.setLabel("bottom", "message size", units="B")
-        self.plot.setLabel("left", "busbw", units="GB/s")
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.plot.addLegend()
-        self.curves: dict[str, pg.PlotDataItem] = {}
-        self.collective_tab = _Tab("collectiveTab", self.plot, "collective.csv")
-        self.export_button = QPushButton("Export PNG…")
-        self.export_button.setObjectName("exportPngButton")
-        self.export_button.clicked.connect(self._export_png_clicked)
-        self.collective_tab.top.addWidget(self.export_button)
-        self.collective_tab.export_csv_button.clicked.connect(
-            lambda: self._ask_csv(self.collective_tab, self.export_collective_csv)
-        )
+        self.collective_tab = CollectiveTab()
+        self.links_tab = LinksTab()
+        self.training_tab = TrainingTab()
+        self.cost_tab = CostTab()
         self.tabs.addTab(self.collective_tab, "Collective")
-
-    def _build_links(self) -> None:
-        self.links_table = make_table("linksTable", ["link", "bundle", "utilization"])
-        self.links_table.cellClicked.connect(self._link_clicked)
-        self.links_tab = _Tab("linksTab", self.links_table, "hottest_links.csv")
-        self.links_tab.export_csv_button.clicked.connect(
-            lambda: self._ask_csv(self.links_tab, lambda p: self._table_csv(self.links_table, p))
-        )
         self.tabs.addTab(self.links_tab, "Links")
-
-    def _build_training(self) -> None:
-        self.training_table = make_table("trainingTable", ["component", "seconds", "share"])
-        self.training_tab = _Tab("trainingTab", self.training_table, "training_step.csv")
-        self.gpu_util_label = QLabel("GPU utilization: –")
-        self.gpu_util_label.setObjectName("gpuUtilizationLabel")
-        self.mfu_label = QLabel("MFU: –")
-        self.mfu_label.setObjectName("mfuLabel")
-        row = QHBoxLayout()
-        row.addWidget(self.gpu_util_label)
-        row.addWidget(self.mfu_label)
-        row.addStretch(1)
-        self.training_tab.body_layout.insertLayout(1, row)
-        self.training_tab.export_csv_button.clicked.connect(
-            lambda: self._ask_csv(
-                self.training_tab, lambda p: self._table_csv(self.training_table, p)
-            )
-        )
         self.tabs.addTab(self.training_tab, "Training")
-
-    def _build_cost(self) -> None:
-        self.cost_table = make_table(
-            "costTable", ["item", "count", "unit price (USD)", "price (USD)", "power (W)"]
-        )
-        self.cost_tab = _Tab("costTab", self.cost_table, "bom.csv")
-        self.capex_label = QLabel("Capex: –")
-        self.capex_label.setObjectName("capexLabel")
-        self.network_share_label = QLabel("Network share: –")
-        self.network_share_label.setObjectName("networkShareLabel")
-        self.cost_per_gpu_label = QLabel("Cost per GPU: –")
-        self.cost_per_gpu_label.setObjectName("costPerGpuLabel")
-        row = QHBoxLayout()
-        for label in (self.capex_label, self.network_share_label, self.cost_per_gpu_label):
-            row.addWidget(label)
-        row.addStretch(1)
-        self.cost_tab.body_layout.insertLayout(1, row)
-        self.cost_tab.export_csv_button.clicked.connect(
-            lambda: self._ask_csv(self.cost_tab, lambda p: self._table_csv(self.cost_table, p))
-        )
         self.tabs.addTab(self.cost_tab, "Cost")
+        self.tabs.currentChanged.connect(lambda _index: self._request_latency_curves())
+        self.links_tab.bundleActivated.connect(self.bundleActivated)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+
+        # the widgets tests and other panels reach for
+        self.plot = self.collective_tab.busbw_plot
+        self.time_plot = self.collective_tab.time_plot
+        self.curves = self.collective_tab.curves
+        self.time_curves = self.collective_tab.time_curves
+        self.histogram_plot = self.links_tab.histogram_plot
+        self.links_table = self.links_tab.table
+        self.training_table = self.training_tab.table
+        self.latency_plot = self.training_tab.latency_plot
+        self.gpu_util_label = self.training_tab.gpu_util_label
+        self.mfu_label = self.training_tab.mfu_label
+        self.cost_table = self.cost_tab.table
+        self.capex_label = self.cost_tab.capex_label
+        self.network_share_label = self.cost_tab.network_share_label
+        self.cost_per_gpu_label = self.cost_tab.cost_per_gpu_label
 
     # ---- showing a report ---------------------------------------------------------------------
 
     def show_report(self, report: dict[str, Any]) -> None:
-        """Fill every tab from the report and summarise its permutation test."""
+        """Fill every tab from the report (pins stay) and summarise its permutation test."""
+        if self.report is not report:
+            self.latency_worker.cancel(CURRENT)
+            self._latency_jobs.pop(CURRENT, None)
         self.report = report
-        self._show_collective(report.get("collective_sweep"))
+        self.pin_button.setEnabled(True)
+        self.collective_tab.show_sweep(report.get("collective_sweep"))
         perm = report.get("permutation")
         if perm:
             mean = perm["throughput_fraction"]["mean"]
@@ -223,143 +130,174 @@ class ResultsPanel(QWidget):
                 f"Permutation ({perm['routing']}): mean throughput {mean:.1%} of line rate, "
                 f"{perm['below_99pct_fraction']:.1%} of flows below 99 %"
             )
-            self._show_links(perm.get("hottest_links") or [])
-        self._show_training(report.get("training"), report.get("training_error"))
-        self._show_cost(report.get("cost"), report.get("cost_error"))
-
-    def _show_collective(self, sweep: dict[str, Any] | None) -> None:
-        if not sweep:
-            return
-        self.plot.setTitle(f"{sweep['op']} on {sweep['ranks']:,} GPUs")
-        for name, busbw in sweep["busbw_GBps"].items():
-            curve = self.curves.get(name)
-            if curve is None:
-                color = COLORS[len(self.curves) % len(COLORS)]
-                curve = self.plot.plot(
-                    pen=pg.mkPen(color, width=2),
-                    symbol="o",
-                    symbolSize=5,
-                    symbolBrush=color,
-                    name=name,
-                )
-                self.curves[name] = curve
-            curve.setData(sweep["sizes"], busbw)
-        for name, curve in self.curves.items():
-            if name not in sweep["busbw_GBps"]:
-                curve.setData([], [])
-
-    def _show_links(self, links: list[dict[str, Any]]) -> None:
-        fill_table(
-            self.links_table,
-            [[h["link"], h.get("bundle", ""), float(h["utilization"])] for h in links],
-        )
-        self.links_tab.set_info(
-            f"{len(links)} hottest link(s) of the permutation test" if links else "No loaded links"
-        )
-
-    def _show_training(self, training: dict[str, Any] | None, error: str | None) -> None:
-        if training is None:
-            fill_table(self.training_table, [])
-            self.gpu_util_label.setText("GPU utilization: –")
-            self.mfu_label.setText("MFU: –")
-            self.training_tab.set_error(f"Training not evaluated: {error}" if error else "")
-            return
-        step = float(training["step_s"]) or 1.0
-        rows: list[list[Any]] = [["compute", float(training["compute_s"])]]
-        comm = training.get("comm_s") or {}
-        for kind in COMM_KINDS:
-            if kind in comm:
-                rows.append([f"exposed {kind} comm", float(comm[kind]["exposed_s"])])
-        rows.append(["pipeline bubble", float(training["bubble_s"])])
-        rows = [[name, s, f"{s / step:.1%}"] for name, s in rows]
-        rows.append(["step", float(training["step_s"]), "100.0%"])
-        fill_table(self.training_table, rows)
-        self.gpu_util_label.setText(f"GPU utilization: {training['gpu_utilization']:.1%}")
-        self.mfu_label.setText(f"MFU: {training['mfu']:.1%}")
-        self.training_tab.set_info(
-            f"{training.get('model_name', training.get('model', ''))}: "
-            f"{training['tokens_per_s']:,.0f} tokens/s on {training['gpus']:,} GPUs"
-        )
-
-    def _show_cost(self, cost: dict[str, Any] | None, error: str | None) -> None:
-        if cost is None:
-            fill_table(self.cost_table, [])
-            self.capex_label.setText("Capex: –")
-            self.network_share_label.setText("Network share: –")
-            self.cost_per_gpu_label.setText("Cost per GPU: –")
-            self.cost_tab.set_error(f"Cost not evaluated: {error}" if error else "")
-            return
-        rows = [
-            [
-                line["item"],
-                int(line["count"]),
-                float(line["unit_price_usd"]),
-                float(line["price_usd"]),
-                float(line["power_w"]),
-            ]
-            for line in cost.get("bom", [])
-        ]
-        fill_table(self.cost_table, rows)
-        self.capex_label.setText(f"Capex: ${cost['capex_usd']:,.0f}")
-        self.network_share_label.setText(f"Network share: {cost['network_share']:.1%}")
-        self.cost_per_gpu_label.setText(f"Cost per GPU: ${cost['cost_per_gpu_usd']:,.0f}")
-        self.cost_tab.set_info(f"Bill of materials, {len(rows)} line(s)")
+            self.links_tab.show_permutation(perm)
+        self.training_tab.show_training(report.get("training"), report.get("training_error"))
+        self.cost_tab.show_cost(report.get("cost"), report.get("cost_error"))
+        self._show_current_latency()
+        self._show_pins()
+        self._request_latency_curves()
 
     def set_status(self, text: str) -> None:
         """Show a state such as ``cancelled`` or an error instead of the summary."""
         self.summary.setText(text)
 
-    # ---- links --------------------------------------------------------------------------------
+    # ---- pins ---------------------------------------------------------------------------------
 
-    def _link_clicked(self, row: int, _column: int) -> None:
-        item = self.links_table.item(row, 1)
-        bundle = item.text() if item else ""
-        link = self.links_table.item(row, 0)
-        self.links_tab.set_info(f"Selected {link.text() if link else ''}")
-        self.bundleActivated.emit(bundle)
+    def pin_report(self, label: str, report: dict[str, Any]) -> None:
+        """Keep `report` on the plots and in the comparison tables as `label` (replacing a pin
+        of the same label) until it is unpinned."""
+        self.pins.add(label, report)
+        self._show_pins()
+        self._request_latency_curves()
+
+    def unpin(self, label: str) -> None:
+        """Take the pin `label` off the plots and tables (nothing happens for an unknown one)."""
+        if self.pins.remove(label):
+            self.latency_worker.cancel(self._pin_key(label))
+            self._latency_jobs.pop(self._pin_key(label), None)
+            self._show_pins()
+
+    def clear_pins(self) -> None:
+        """Take every pin off the plots and tables."""
+        for label in self.pins.labels():
+            self.latency_worker.cancel(self._pin_key(label))
+            self._latency_jobs.pop(self._pin_key(label), None)
+        self.pins.clear()
+        self._show_pins()
+
+    def pinned_labels(self) -> list[str]:
+        """The labels of the pinned reports, oldest first."""
+        return self.pins.labels()
+
+    def pin_current(self) -> str | None:
+        """Pin the report shown now under its scenario's name (numbered if taken); the label."""
+        if self.report is None:
+            return None
+        label = self.pins.free_label(scenario_name(self.report))
+        self.pin_report(label, self.report)
+        return label
+
+    def _show_pins(self) -> None:
+        pins = self.pins.pins()
+        self.collective_tab.show_pins(pins)
+        self.training_tab.show_pins(pins, self.report)
+        self.cost_tab.show_pins(pins, self.report)
+        self.clear_pins_button.setEnabled(bool(pins))
+        self.pins_label.setText(f"{len(pins)} pinned" if pins else "")
+        self.pins_label.setToolTip("\n".join(self.pins.labels()))
+
+    @staticmethod
+    def _pin_key(label: str) -> str:
+        return f"pin:{label}"
+
+    # ---- GPU utilization vs latency -----------------------------------------------------------
+
+    def _latency_subjects(self) -> list[tuple[str, dict[str, Any]]]:
+        subjects = [(CURRENT, self.report)] if self.report is not None else []
+        subjects += [(self._pin_key(p.label), p.report) for p in self.pins.pins()]
+        return subjects
+
+    def _request_latency_curves(self) -> None:
+        """Ask the latency worker for every shown report's curve, if the Training tab shows."""
+        if self.tabs.currentWidget() is not self.training_tab:
+            return
+        catalog = self._catalog()
+        for key, report in self._latency_subjects():
+            if "latency_curve" in report or "latency_error" in report:
+                continue
+            if not report.get("training") or not isinstance(report.get("scenario"), dict):
+                continue
+            if any(job is report for job in self._latency_jobs.values()):
+                continue  # already coming (the current report pinned, say)
+            self._latency_jobs[key] = report
+            self.latency_worker.request(key, report["scenario"], catalog)
+        self._show_current_latency()
+
+    def _catalog(self) -> Catalog:
+        window_catalog = getattr(self.window(), "catalog", None)
+        if self.catalog is not None:
+            return self.catalog
+        return window_catalog if isinstance(window_catalog, Catalog) else default_catalog()
+
+    def _show_current_latency(self, partial: list[dict[str, Any]] | None = None) -> None:
+        report = self.report or {}
+        rows = report.get("latency_curve")
+        if rows:
+            status = (
+                f"GPU utilization at {len(rows)} switch latencies, {_latency_span()}; "
+                "each point is a whole training step"
+            )
+        elif report.get("latency_error"):
+            status = f"GPU utilization vs latency not evaluated: {report['latency_error']}"
+        elif not report.get("training"):
+            rows, status = None, "GPU utilization vs latency needs a training step"
+        elif any(job is report for job in self._latency_jobs.values()):
+            rows = partial
+            done = len(partial or [])
+            status = f"Computing GPU utilization vs latency: {done} / {len(LATENCIES_NS)} points…"
+        elif not isinstance(report.get("scenario"), dict):
+            status = "This report does not carry its scenario: re-evaluate to see the curve"
+        else:
+            status = "Open this tab to compute GPU utilization vs latency"
+        self.training_tab.show_latency(rows, status)
+
+    def _latency_point(self, key: str, rows: object) -> None:
+        if self._latency_jobs.get(key) is self.report:
+            self._show_current_latency(list(rows))
+
+    def _latency_finished(self, key: str, rows: object) -> None:
+        report = self._latency_jobs.pop(key, None)
+        if report is None:
+            return
+        report["latency_curve"] = list(rows)
+        self._show_current_latency()
+        self._show_pins()
+
+    def _latency_failed(self, key: str, message: str) -> None:
+        report = self._latency_jobs.pop(key, None)
+        if report is None:
+            return
+        report["latency_error"] = message
+        self._show_current_latency()
+
+    def shutdown(self) -> None:
+        """Stop the latency worker (before the app quits)."""
+        self.latency_worker.shutdown()
 
     # ---- export -------------------------------------------------------------------------------
 
     def export_png(self, path: str) -> None:
-        """Write the plot to `path` as a PNG image."""
-        ImageExporter(self.plot.plotItem).export(path)
+        """Write the busbw plot to `path` as a PNG image."""
+        export_plot_png(self.plot, path)
+
+    def export_svg(self, path: str) -> None:
+        """Write the busbw plot to `path` as an SVG drawing."""
+        export_plot_svg(self.plot, path)
 
     def export_collective_csv(self, path: str) -> None:
-        """Message size and busbw (GB/s) of every algorithm, one row per size."""
-        sweep = (self.report or {}).get("collective_sweep") or {}
-        names = list(sweep.get("busbw_GBps", {}))
-        rows = [
-            [size, *(sweep["busbw_GBps"][n][i] for n in names)]
-            for i, size in enumerate(sweep.get("sizes", []))
-        ]
-        write_csv(path, ["bytes", *(f"{n} busbw GB/s" for n in names)], rows)
+        """Message size (bytes) and busbw (GB/s) of every plotted curve, one row per size."""
+        self.collective_tab.export_busbw_csv(path)
+
+    def export_collective_time_csv(self, path: str) -> None:
+        """Message size (bytes) and time (s) of every plotted curve, one row per size."""
+        self.collective_tab.export_time_csv(path)
+
+    def export_histogram_csv(self, path: str) -> None:
+        """The utilization histogram: bin edges (%) and links per tier pair."""
+        self.links_tab.export_histogram_csv(path)
 
     def export_links_csv(self, path: str) -> None:
         """The hottest links table."""
-        self._table_csv(self.links_table, path)
+        self.links_tab.export_table_csv(path)
 
     def export_training_csv(self, path: str) -> None:
         """The training step breakdown table."""
-        self._table_csv(self.training_table, path)
+        self.training_tab.export_table_csv(path)
+
+    def export_latency_csv(self, path: str) -> None:
+        """GPU utilization (%) vs switch latency (s) of every plotted curve."""
+        self.training_tab.export_latency_csv(path)
 
     def export_cost_csv(self, path: str) -> None:
         """The bill of materials table."""
-        self._table_csv(self.cost_table, path)
-
-    @staticmethod
-    def _table_csv(table: QTableWidget, path: str) -> None:
-        write_csv(path, table_header(table), table_rows(table))
-
-    def _ask_csv(self, tab: _Tab, export) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export CSV", tab.default_file, "CSV (*.csv)")
-        if not path:
-            return
-        try:
-            export(path)
-        except OSError as exc:
-            tab.set_error(f"Cannot write {path}: {exc}")
-
-    def _export_png_clicked(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "busbw.png", "PNG (*.png)")
-        if path:
-            self.export_png(path)
+        self.cost_tab.export_table_csv(path)

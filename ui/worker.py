@@ -38,11 +38,16 @@ def run_evaluation(
     the workload's collective, one training step and the cost report. A scenario that cannot
     be expanded raises `ScenarioError`; when only training or cost fail, their message goes
     to ``report["training_error"]`` / ``report["cost_error"]`` and the rest is kept.
-    ``report["collective_sweep"]`` re-labels the collective for the plot (sizes and busbw per
-    algorithm); the engine names each hottest link's ``bundle`` (``"nvlink"`` inside a
-    server). ``ui_elapsed_s`` is the wall time of the whole run. `progress` hears how far
-    the run got and stops it (`RunCancelledError`) when it says so.
+    ``report["collective_sweep"]`` re-labels the collective for the plots (sizes, busbw and
+    time per algorithm and of the best one); the engine names each hottest link's ``bundle``
+    (``"nvlink"`` inside a server). ``report["scenario"]`` is the scenario's JSON document:
+    GPU utilization vs switch latency (``ui.latency_worker``) is computed from it only when
+    the Training tab asks, because it costs more than the 0.2 s edit-to-plot budget.
+    ``ui_elapsed_s`` is the wall time of the whole run. `progress` hears how far the run got
+    and stops it (`RunCancelledError`) when it says so.
     """
+    from engine.model import scenario_to_dict
+
     t0 = time.perf_counter()
     try:
         report = evaluate(
@@ -79,7 +84,12 @@ def run_evaluation(
         "sizes": [float(row["bytes"]) for row in collective["rows"]],
         "busbw_GBps": collective["curves_busbw_GBps"],
         "best_busbw_GBps": [row["busbw_GBps"] for row in collective["rows"]],
+        "time_s": collective["curves_time_s"],
+        "best_time_s": [row["time_s"] for row in collective["rows"]],
     }
+    # The scenario travels with its report, so a pinned or cached report can still have its
+    # slower extras (GPU utilization vs switch latency) computed when a tab asks for them.
+    report["scenario"] = scenario_to_dict(scenario)
     report["ui_elapsed_s"] = time.perf_counter() - t0
     return report
 
