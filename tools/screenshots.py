@@ -2,7 +2,8 @@
 
 Run from the project root: ``.venv/bin/python tools/screenshots.py``. The window is drawn
 offscreen after its first evaluation; each results tab is shown in turn and the whole window
-is saved as ``docs/screenshots/<tab>.png``.
+is saved as ``docs/screenshots/<tab>.png``; the first tab once more in the dark theme as
+``docs/screenshots/main-window-dark.png``.
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ def main() -> int:
             print(f"cannot write {path}", file=sys.stderr)
             return 1
         print(path.relative_to(ROOT))
+    tabs.setCurrentIndex(0)
+    window.set_theme("dark")  # the window has no settings, so the choice is not stored
+    settle()
+    path = OUT / "main-window-dark.png"
+    if not window.grab().save(str(path)):
+        print(f"cannot write {path}", file=sys.stderr)
+        return 1
+    print(path.relative_to(ROOT))
+    window.set_theme("light")
     window.close()
     app.processEvents()
     return 0

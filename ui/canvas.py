@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
+    QFontMetricsF,
     QKeySequence,
     QPainter,
     QPainterPath,
@@ -28,23 +29,30 @@ from PySide6.QtWidgets import (
     QGraphicsLineItem,
     QGraphicsObject,
     QGraphicsScene,
-    QGraphicsSimpleTextItem,
     QGraphicsView,
     QLabel,
     QStyleOptionGraphicsItem,
     QWidget,
 )
 
+from engine.catalog import Catalog
 from engine.errors import Problem
 from engine.model import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.document import ScenarioDocument
+from ui.icons import device_pixmap, technology_color
+from ui.theme import LIGHT, Theme, color, readable_on
 
 NODE_W = 200.0
 NODE_H = 64.0
+NODE_RADIUS = 8.0
+ICON_SIZE = 36.0
+ICON_PX = 128  # icon pixmap edge: sharp up to about 3.5× zoom
 BAND_H = 150.0
-PROBLEM_PEN = QPen(QColor("#d62728"), 3)
 DEVICE_MIME = "application/x-fabriclab-device"
 PASTE_OFFSET = (60.0, 60.0)
+TIER_TITLES = {"server": "SERVERS", "leaf": "LEAF", "spine": "SPINE", "core": "CORE"}
+TECHNOLOGY_TITLES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "roce": "RoCE"}
+SWITCH_TECHNOLOGIES = ("infiniband", "ethernet")
 
 
 def utilization_color(u: float) -> QColor:
@@ -65,6 +73,17 @@ def tier_utilization(link_utilization: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def group_technology(group: DeviceGroup, scenario: Scenario, catalog: Catalog) -> str:
+    """What a node's badge shows: a switch's own technology, else the scenario's fabric.
+
+    Servers' NICs speak both (VPI), so their network is the one the scenario chooses.
+    """
+    device = catalog.devices.get(group.model)
+    if device is not None and device.kind == "switch" and device.technology in SWITCH_TECHNOLOGIES:
+        return device.technology
+    return scenario.fabric.technology
+
+
 def tier_y(tier: str) -> float:
     """The y of a tier's band (Qt y grows downwards: servers at the bottom, core on top)."""
     index = TIERS.index(tier) if tier in TIERS else 0
@@ -72,23 +91,39 @@ def tier_y(tier: str) -> float:
 
 
 class NodeItem(QGraphicsObject):
-    """A device group: rounded rectangle with its name, ``×count`` and model."""
+    """A device group: a card with the device icon, the name, the model and a ×count badge.
 
-    def __init__(self, group: DeviceGroup) -> None:
+    The icon follows the catalog kind and the tier (a switch shows its tier's mark) and
+    carries the technology badge; after a run `fill` holds the utilization colour, and the
+    text and icon switch to whichever of dark or light reads on it.
+    """
+
+    def __init__(
+        self, group: DeviceGroup, technology: str | None = None, theme: Theme = LIGHT
+    ) -> None:
         super().__init__()
         self.group_id = group.id
         self.lines = [group.name or group.id, f"×{group.count:,}", group.model]
         self.kind = group.kind
         self.tier = group.tier
+        self.technology = technology
+        self.theme = theme
         self.problems: list[Problem] = []
         self.fill: QColor | None = None
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
-        self.setToolTip(f"{group.id} ({group.kind}, tier {group.tier})")
+        tech = TECHNOLOGY_TITLES.get(technology or "", "")
+        self.setToolTip(
+            f"{group.id} ({group.kind}, tier {group.tier}{', ' + tech if tech else ''})"
+        )
 
     def boundingRect(self) -> QRectF:
-        """The node's rectangle, centred on its position, with room for the outline."""
-        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 3, NODE_W + 6, NODE_H + 6)
+        """The node's rectangle, centred on its position, with room for outline and shadow."""
+        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 3, NODE_W + 6, NODE_H + 8)
+
+    def icon_rect(self) -> QRectF:
+        """Where the device icon is drawn, in item coordinates."""
+        return QRectF(-NODE_W / 2 + 12, -ICON_SIZE / 2, ICON_SIZE, ICON_SIZE)
 
     def set_problems(self, problems: list[Problem]) -> None:
         """Outline the node in red and list `problems` in its tooltip (none: normal)."""
@@ -97,72 +132,180 @@ class NodeItem(QGraphicsObject):
             self.setToolTip("\n".join(str(p) for p in problems))
         self.update()
 
+    def set_theme(self, theme: Theme) -> None:
+        """Draw in `theme` from the next paint on."""
+        self.theme = theme
+        self.update()
+
     def paint(
         self,
         painter: QPainter,
         option: QStyleOptionGraphicsItem,
         widget: QWidget | None = None,
     ) -> None:
-        """Draw the rounded rectangle and its three lines of text."""
+        """Draw the card: shadow, fill, outline, icon, name, model, technology, badge."""
+        theme = self.theme
         rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
-        fill = QColor("#dbe9f6") if self.kind == "server" else QColor("#e8e3f3")
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color("#000000", 70 if theme.dark else 28))
+        painter.drawRoundedRect(rect.translated(0, 2.5), NODE_RADIUS, NODE_RADIUS)
         if self.fill is not None:
             fill = self.fill
-        painter.setBrush(QBrush(fill))
-        if self.problems:
-            pen = PROBLEM_PEN
-        elif self.isSelected():
-            pen = QPen(QColor("#1f77b4"), 3)
+            text = readable_on(fill)
+            subtext = QColor(text)
+            subtext.setAlphaF(0.8)
         else:
-            pen = QPen(QColor("#555555"), 1)
+            fill = color(theme.server_fill if self.kind == "server" else theme.switch_fill)
+            text, subtext = color(theme.node_text), color(theme.node_subtext)
+        if self.problems:
+            pen = QPen(color(theme.problem), 3)
+        elif self.isSelected():
+            pen = QPen(color(theme.selection), 2.5)
+        else:
+            pen = QPen(color(theme.node_border), 1)
+        painter.setBrush(QBrush(fill))
         painter.setPen(pen)
-        painter.drawRoundedRect(rect, 10, 10)
-        painter.setPen(QColor("#111111"))
-        font = QFont(painter.font())
-        for i, text in enumerate(self.lines):
-            font.setBold(i == 0)
-            painter.setFont(font)
-            line = QRectF(rect.left(), rect.top() + 4 + i * 19, rect.width(), 19)
-            painter.drawText(line, Qt.AlignmentFlag.AlignCenter, text)
+        painter.drawRoundedRect(rect, NODE_RADIUS, NODE_RADIUS)
+
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        icon = device_pixmap(self.kind, self.tier, self.technology, theme, ICON_PX, text.name())
+        painter.drawPixmap(self.icon_rect(), icon, QRectF(icon.rect()))
+
+        left = self.icon_rect().right() + 10
+        base = QFont(painter.font())
+        badge_font = QFont(base)
+        badge_font.setBold(True)
+        badge_text = self.lines[1]
+        badge_w = QFontMetricsF(badge_font).horizontalAdvance(badge_text) + 12
+        badge = QRectF(rect.right() - 8 - badge_w, rect.top() + 9, badge_w, 18)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color(theme.badge_fill))
+        painter.drawRoundedRect(badge, 9, 9)
+        painter.setFont(badge_font)
+        painter.setPen(color(theme.badge_text))
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, badge_text)
+
+        name_font = QFont(base)
+        name_font.setBold(True)
+        name_font.setPointSizeF(base.pointSizeF() * 1.1)
+        name_rect = QRectF(left, rect.top() + 8, badge.left() - 6 - left, 22)
+        name = QFontMetricsF(name_font).elidedText(
+            self.lines[0], Qt.TextElideMode.ElideRight, name_rect.width()
+        )
+        painter.setFont(name_font)
+        painter.setPen(text)
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(name_rect, align, name)
+
+        painter.setFont(base)
+        detail = QRectF(left, rect.top() + 33, rect.right() - 10 - left, 20)
+        tech = TECHNOLOGY_TITLES.get(self.technology or "", "")
+        if tech:
+            tech_w = QFontMetricsF(base).horizontalAdvance(tech)
+            tech_color = text if self.fill is not None else color(technology_hex(self, theme))
+            painter.setPen(tech_color)
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            painter.drawText(detail, right, tech)
+            detail.setRight(detail.right() - tech_w - 8)
+        model = QFontMetricsF(base).elidedText(
+            self.lines[2], Qt.TextElideMode.ElideRight, detail.width()
+        )
+        painter.setPen(subtext)
+        painter.drawText(detail, align, model)
 
     def shape(self) -> QPainterPath:
         """Hit area: the rounded rectangle."""
         path = QPainterPath()
-        path.addRoundedRect(QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H), 10, 10)
+        path.addRoundedRect(
+            QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H), NODE_RADIUS, NODE_RADIUS
+        )
         return path
+
+
+def technology_hex(node: NodeItem, theme: Theme) -> str:
+    """The theme colour of a node's technology (its subtext colour when it has none)."""
+    return technology_color(node.technology, theme) or theme.node_subtext
+
+
+class EdgeLabel(QGraphicsItem):
+    """A bundle's label on a small pill in the canvas colour, centred on the edge."""
+
+    def __init__(self, text: str, theme: Theme, parent: QGraphicsItem) -> None:
+        super().__init__(parent)
+        self._text = text
+        self.theme = theme
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self._font = QFont()
+        self._font.setPointSizeF(self._font.pointSizeF() * 0.9)
+        metrics = QFontMetricsF(self._font)
+        w, h = metrics.horizontalAdvance(text) + 10, metrics.height() + 4
+        self._rect = QRectF(-w / 2, -h / 2, w, h)
+
+    def text(self) -> str:
+        """The label's text."""
+        return self._text
+
+    def boundingRect(self) -> QRectF:
+        """The pill around the text, centred on the item's position."""
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        """The pill, then the text."""
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color(self.theme.edge_label_background, 225))
+        painter.drawRoundedRect(self._rect, self._rect.height() / 2, self._rect.height() / 2)
+        painter.setFont(self._font)
+        painter.setPen(color(self.theme.edge_label))
+        painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self._text)
 
 
 class EdgeItem(QGraphicsLineItem):
     """A link bundle between two nodes, labelled ``pattern · links×speed G``."""
 
-    def __init__(self, bundle: LinkBundle, a: QPointF, b: QPointF) -> None:
+    def __init__(self, bundle: LinkBundle, a: QPointF, b: QPointF, theme: Theme = LIGHT) -> None:
         super().__init__()
         self.bundle_id = bundle.id
         self.a, self.b = bundle.a, bundle.b
         self.tier_label = ""
+        self.theme = theme
+        self.base_color: QColor | None = None
         self.setZValue(-1)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.base_pen = QPen(QColor("#777777"), 2)
+        self.base_pen = self._pen_for(None)
         self.setPen(self.base_pen)
-        self.label = QGraphicsSimpleTextItem(self.label_text(bundle), self)
+        self.label = EdgeLabel(self.label_text(bundle), theme, self)
         self.set_ends(a, b)
         self.setToolTip(f"{bundle.id}: {bundle.a} → {bundle.b}")
+
+    def _pen_for(self, base: QColor | None) -> QPen:
+        if base is None:
+            return QPen(color(self.theme.edge), 2)
+        return QPen(base, 4)
 
     def set_ends(self, a: QPointF, b: QPointF) -> None:
         """Move the edge (and its label) to join `a` and `b`."""
         self.setLine(a.x(), a.y(), b.x(), b.y())
-        mid = (a + b) / 2
-        self.label.setPos(mid.x() + 8, mid.y() - 8)
+        self.label.setPos((a + b) / 2)
 
-    def set_base_color(self, color: QColor | None) -> None:
-        """Draw the edge in `color` (``None``: the default grey), thicker when coloured."""
-        self.base_pen = QPen(color, 4) if color is not None else QPen(QColor("#777777"), 2)
+    def set_base_color(self, base: QColor | None) -> None:
+        """Draw the edge in `base` (``None``: the theme's edge colour), thicker when coloured."""
+        self.base_color = base
+        self.base_pen = self._pen_for(base)
         self.setPen(self.base_pen)
 
+    def set_theme(self, theme: Theme) -> None:
+        """Draw in `theme`: the uncoloured pen and the label follow it."""
+        self.theme = theme
+        self.label.theme = theme
+        if self.base_color is None and self.pen() == self.base_pen:
+            self.base_pen = self._pen_for(None)
+            self.setPen(self.base_pen)
+        self.label.update()
+
     def paint(self, painter, option, widget=None) -> None:
-        """The line, highlighted in blue when selected."""
+        """The line, highlighted in the selection colour when selected."""
         if self.isSelected():
-            painter.setPen(QPen(QColor("#1f77b4"), self.pen().widthF() + 2))
+            painter.setPen(QPen(color(self.theme.selection), self.pen().widthF() + 2))
             painter.drawLine(self.line())
         else:
             super().paint(painter, option, widget)
@@ -184,7 +327,7 @@ class EdgeItem(QGraphicsLineItem):
     def set_problems(self, problems: list[Problem]) -> None:
         """Draw the edge red with the problems in its tooltip."""
         if problems:
-            self.setPen(PROBLEM_PEN)
+            self.setPen(QPen(color(self.theme.problem), 3))
             self.setToolTip("\n".join(str(p) for p in problems))
 
 
@@ -207,7 +350,11 @@ class FabricCanvas(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        # the tier labels stay pinned to the left edge, so every repaint redraws the viewport
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
         self.setAcceptDrops(True)
+        self.theme = LIGHT
+        self.tiers: list[str] = []
         self.nodes: dict[str, NodeItem] = {}
         self.edges: dict[str, EdgeItem] = {}
         self.positions: dict[str, QPointF] = {}
@@ -217,8 +364,8 @@ class FabricCanvas(QGraphicsView):
         self._connect_line: QGraphicsLineItem | None = None
         self.legend = QLabel(self.viewport())
         self.legend.setObjectName("utilizationLegend")
-        self.legend.setStyleSheet("background: rgba(255,255,255,220); padding: 4px;")
         self.legend.setVisible(False)
+        self.set_theme(self.theme)
         self.scene().selectionChanged.connect(self._on_selection)
         document.changed.connect(self.rebuild)
         document.problemsChanged.connect(self.show_problems)
@@ -254,15 +401,17 @@ class FabricCanvas(QGraphicsView):
             scenario = self.document.scenario
             self.positions = positions = self.layout(scenario)
             tiers = {g.id: g.tier for g in scenario.groups}
+            self.tiers = [t for t in TIERS if t in tiers.values()]
             for g in scenario.groups:
-                node = NodeItem(g)
+                technology = group_technology(g, scenario, self.document.catalog)
+                node = NodeItem(g, technology, self.theme)
                 node.setPos(positions[g.id])
                 scene.addItem(node)
                 self.nodes[g.id] = node
                 node.setSelected(g.id in selected_groups)
             for b in scenario.bundles:
                 if b.a in positions and b.b in positions:
-                    edge = EdgeItem(b, positions[b.a], positions[b.b])
+                    edge = EdgeItem(b, positions[b.a], positions[b.b], self.theme)
                     edge.tier_label = f"{tiers[b.a]}->{tiers[b.b]}"
                     scene.addItem(edge)
                     self.edges[b.id] = edge
@@ -283,6 +432,59 @@ class FabricCanvas(QGraphicsView):
             node.set_problems(by_where.get(f"groups[{gid}]", []))
         for bid, edge in self.edges.items():
             edge.set_problems(by_where.get(f"bundles[{bid}]", []))
+
+    # ---- theme and tier bands ---------------------------------------------------------------
+
+    def set_theme(self, theme: Theme) -> None:
+        """Redraw the scene background, tier bands, nodes, bundles and legend in `theme`."""
+        self.theme = theme
+        self.setBackgroundBrush(QBrush(color(theme.canvas_background)))
+        self.legend.setStyleSheet(
+            f"QLabel#utilizationLegend {{ background: {theme.overlay_background};"
+            f" color: {theme.overlay_text}; border: 1px solid {theme.mid};"
+            " border-radius: 4px; padding: 4px 6px; }"
+        )
+        for node in self.nodes.values():
+            node.set_theme(theme)
+        for edge in self.edges.values():
+            edge.set_theme(theme)
+        self.show_problems(self.document.problems)
+        self.viewport().update()
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        """The canvas colour, one band per tier in use, and the tier names at the left edge."""
+        super().drawBackground(painter, rect)
+        theme = self.theme
+        painter.setPen(Qt.PenStyle.NoPen)
+        for tier in self.tiers:
+            top = tier_y(tier) - BAND_H / 2
+            band = QRectF(rect.left(), top, rect.width(), BAND_H)
+            painter.fillRect(band, color(theme.band_fills[TIERS.index(tier) % 2]))
+        painter.save()
+        painter.resetTransform()
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPixelSize(11)
+        font.setLetterSpacing(QFont.SpacingType.AbsoluteSpacing, 1.2)
+        painter.setFont(font)
+        painter.setPen(color(theme.band_label))
+        for tier in self.tiers:
+            # at the band's top, or at the view's top while the band runs off it
+            top = self.mapFromScene(QPointF(0.0, tier_y(tier) - BAND_H / 2)).y()
+            bottom = self.mapFromScene(QPointF(0.0, tier_y(tier) + BAND_H / 2)).y()
+            baseline = max(top, 0) + 18.0
+            if baseline < bottom - 4.0:
+                painter.drawText(QPointF(12.0, baseline), TIER_TITLES.get(tier, tier.upper()))
+        painter.restore()
+
+    def _place_legend(self) -> None:
+        """Keep the utilization legend in the viewport's top-right corner."""
+        self.legend.move(max(8, self.viewport().width() - self.legend.width() - 8), 8)
+
+    def resizeEvent(self, event) -> None:
+        """Keep the legend in its corner when the view changes size."""
+        super().resizeEvent(event)
+        self._place_legend()
 
     # ---- link utilization -------------------------------------------------------------------
 
@@ -318,7 +520,7 @@ class FabricCanvas(QGraphicsView):
             )
             self.legend.setText(f"<small>link utilization</small><br>{swatches}")
             self.legend.adjustSize()
-            self.legend.move(8, 8)
+            self._place_legend()
         self.legend.setVisible(bool(util))
 
     # ---- selection --------------------------------------------------------------------------
@@ -424,7 +626,7 @@ class FabricCanvas(QGraphicsView):
             self._connect_from = node.group_id
             start = node.pos()
             line = QGraphicsLineItem(start.x(), start.y(), start.x(), start.y())
-            line.setPen(QPen(QColor("#1f77b4"), 2, Qt.PenStyle.DashLine))
+            line.setPen(QPen(color(self.theme.selection), 2, Qt.PenStyle.DashLine))
             line.setZValue(10)
             self.scene().addItem(line)
             self._connect_line = line

@@ -2,12 +2,14 @@
 
 Each item carries its catalog id; dragging it produces `QMimeData` of type `DEVICE_MIME`
 (the id as UTF-8) that the canvas accepts. Double-clicking an item (or pressing Enter on
-it) emits `deviceActivated(id)`, which the main window turns into a new group.
+it) emits `deviceActivated(id)`, which the main window turns into a new group. Each item
+shows the same device icon as the canvas nodes (kind, technology badge), redrawn by
+`set_theme` when the theme changes.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -19,9 +21,13 @@ from PySide6.QtWidgets import (
 
 from engine.catalog import Catalog
 from ui.canvas import DEVICE_MIME
+from ui.icons import device_icon
+from ui.theme import LIGHT, Theme
 
 MODEL_ROLE = Qt.ItemDataRole.UserRole
 SECTIONS = (("server", "Servers"), ("switch", "Switches"))
+SECTION_TIERS = {"server": "server", "switch": ""}  # palette switches have no tier yet
+ICON_PX = 20
 
 
 class DeviceTree(QTreeWidget):
@@ -60,6 +66,9 @@ class Palette(QWidget):
         self.tree.setHeaderHidden(True)
         self.tree.setDragEnabled(True)
         self.tree.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        self.tree.setIconSize(QSize(ICON_PX, ICON_PX))
+        self.technologies: dict[str, str | None] = {}
+        self.kinds: dict[str, str] = {}
         self.sections: dict[str, QTreeWidgetItem] = {}
         self.items: dict[str, QTreeWidgetItem] = {}
         for kind, title in SECTIONS:
@@ -76,13 +85,22 @@ class Palette(QWidget):
                     | Qt.ItemFlag.ItemIsDragEnabled
                 )
                 self.items[device.id] = item
+                self.technologies[device.id] = device.technology
+                self.kinds[device.id] = kind
         self.tree.expandAll()
+        self.set_theme(LIGHT)
         self.search.textChanged.connect(self.filter)
         self.tree.itemActivated.connect(self._activated)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.search)
         layout.addWidget(self.tree, 1)
+
+    def set_theme(self, theme: Theme) -> None:
+        """Draw every device's icon in `theme`'s colours."""
+        for model, item in self.items.items():
+            kind = self.kinds[model]
+            item.setIcon(0, device_icon(kind, SECTION_TIERS[kind], self.technologies[model], theme))
 
     def filter(self, text: str) -> None:
         """Show only devices whose id, name or vendor contains `text` (case-insensitive)."""
