@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 QT_LIBS := libGL.so.1 libEGL.so.1 libxkbcommon.so.0 libfontconfig.so.1 libglib-2.0.so.0 libdbus-1.so.3
 QT_LIBS_APT := libgl1 libegl1 libxkbcommon0 libfontconfig1 libglib2.0-0 libdbus-1-3
 
-.PHONY: install run test bench lint format clean check-python check-system validation screenshots
+.PHONY: install run test bench lint format clean check-python check-system validation screenshots \
+  package package-test
 
 check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or newer" >&2; exit 1; }
@@ -47,6 +48,30 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python tools/screenshots.py
 
+# The desktop bundle (packaging/README.md): PyInstaller comes from the optional `package` extra.
+PACKAGE_STAMP := $(VENV)/.installed-package
+BUNDLE := dist/fabriclab/fabriclab
+BUNDLE_SOURCES := main.py pyproject.toml $(wildcard engine/*.py engine/*/*.py ui/*.py) \
+  packaging/fabriclab.spec packaging/fabriclab.desktop packaging/install.sh \
+  $(shell find resources -type f 2>/dev/null)
+PYINSTALLER := $(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist \
+  --workpath build/pyinstaller packaging/fabriclab.spec
+
+$(PACKAGE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,package]'
+	@touch $(PACKAGE_STAMP)
+
+$(BUNDLE): $(BUNDLE_SOURCES) | $(PACKAGE_STAMP)
+	$(PYINSTALLER)
+	@touch $(BUNDLE)
+
+package: $(PACKAGE_STAMP) check-system
+	$(PYINSTALLER)
+	@du -sh dist/fabriclab
+
+package-test: $(BUNDLE) check-system
+	$(BIN)/python -m pytest -m slow tests/test_packaging.py
+
 validation: $(STAMP)
 	$(BIN)/python tests/validation/report.py
 
@@ -60,4 +85,4 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+
+    from ui.main_window import MainWindow
 
 HEADLESS_HINT = (
     "FabricLab needs a display for its window (none found: DISPLAY and WAYLAND_DISPLAY are unset).\n"
@@ -32,11 +38,42 @@ def run_app() -> int:
         return 1
     from PySide6.QtWidgets import QApplication
 
-    from ui.main_window import MainWindow, app_settings
+    from ui.about import application_icon
+    from ui.main_window import app_settings
+    from ui.theme import THEME_SETTING, apply_app_theme, theme_named
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("FabricLab")
     app.setOrganizationName("FabricLab")
-    window = MainWindow(settings=app_settings())
+    app.setDesktopFileName("fabriclab")  # matches packaging/fabriclab.desktop (Wayland app id)
+    app.setWindowIcon(application_icon())
+    settings = app_settings()
+    # the saved theme before any widget exists, so the window opens in it without a flash
+    apply_app_theme(app, theme_named(settings.value(THEME_SETTING)))
+    window = open_main_window(settings)
+    try:
+        return app.exec()
+    finally:
+        if window.library is not None:
+            window.library.close()
+
+
+def open_main_window(settings: QSettings | None = None) -> MainWindow:
+    """Show the main window on the user's library (`ui.library_session.open_app_library`).
+
+    It opens the last scenario used, or the default preset, from the library (its cached
+    result shown at once when there is one). A library file that cannot be used is left
+    untouched and reported; the window then opens without library features.
+    """
+    from ui.library_dialogs import report_library_problem
+    from ui.library_session import open_app_library
+    from ui.main_window import MainWindow
+
+    library, problem = open_app_library()
+    window = MainWindow(settings=settings, library=library, evaluate_on_start=library is None)
+    if window.library_session is not None:
+        window.library_session.open_start_scenario()
     window.show()
-    return app.exec()
+    if problem:
+        report_library_problem(window, problem)
+    return window

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+import shiboken6
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -26,16 +28,21 @@ from PySide6.QtWidgets import (
 
 from engine.catalog import Catalog, default_catalog
 from engine.errors import ScenarioError
+from engine.library import Library
 from engine.model import Scenario
 from engine.presets import DEFAULT_PRESET, load_preset
+from ui.about import AboutDialog
 from ui.canvas import FabricCanvas
 from ui.document import ScenarioDocument
+from ui.icons import set_action_icons
 from ui.inspector import Inspector
+from ui.library_session import LibrarySession
 from ui.palette import Palette
 from ui.problems import ProblemsPanel
 from ui.results import ResultsPanel
 from ui.sweep_panel import SweepPanel
 from ui.templates import TemplateDialog
+from ui.theme import THEME_SETTING, add_theme_actions, apply_app_theme, apply_theme_to, theme_named
 from ui.worker import EvaluationWorker
 
 DEBOUNCE_MS = 150
@@ -62,8 +69,13 @@ class MainWindow(QMainWindow):
     """FabricLab's top-level window, opened on `scenario` (default: the default preset).
 
     `settings` (the app passes `app_settings()`) restores the window geometry and state at
-    start, stores them on close, and keeps File > Open Recent.
+    start, stores them on close, and keeps File > Open Recent. `library` (the app passes
+    the user's) adds the Library dock and File > Save into it (`LibrarySession`); without
+    one the window has no library features. `evaluated(scenario, report)` follows every
+    finished run.
     """
+
+    evaluated = Signal(object, object)
 
     def __init__(
         self,
@@ -71,6 +83,7 @@ class MainWindow(QMainWindow):
         catalog: Catalog | None = None,
         evaluate_on_start: bool = True,
         settings: QSettings | None = None,
+        library: Library | None = None,
     ) -> None:
         super().__init__()
         # where geometry, dock state and recent files persist (`app_settings()` in the app);
@@ -145,10 +158,16 @@ class MainWindow(QMainWindow):
         self.worker.failed.connect(self._run_failed)
         self.worker.invalid.connect(self._run_invalid)
         self.worker.cancelled.connect(self._run_cancelled)
+        self.worker.progress.connect(self._run_progress)
 
         self.results.bundleActivated.connect(self._bundle_activated)
 
         self.template_dialog: TemplateDialog | None = None
+        self.about_dialog: AboutDialog | None = None
+        self.library = library
+        self.library_session = LibrarySession(self, library) if library is not None else None
+        self.document.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.set_theme(self._setting(THEME_SETTING))
         self._restore_settings()
         self._refresh_texts()
         self._show_validation(self.document.problems)
@@ -165,12 +184,13 @@ class MainWindow(QMainWindow):
         self.engine_label = QLabel("engine: –")
         self.engine_label.setObjectName("engineTime")
         self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumWidth(120)
+        self.progress.setObjectName("evaluationProgress")
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumWidth(160)
         self.progress.setVisible(False)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("cancelButton")
-        self.cancel_button.setToolTip("Stop waiting for this evaluation (Esc)")
+        self.cancel_button.setToolTip("Stop this evaluation (Esc)")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.worker.cancel)
         for w in (self.validation_label, self.engine_label, self.progress, self.cancel_button):
@@ -226,6 +246,7 @@ class MainWindow(QMainWindow):
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
+        self.file_menu = file_menu
         file_menu.addAction(self.template_action)
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
@@ -238,15 +259,27 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.copy_action, self.paste_action, self.delete_action])
         view_menu = menu.addMenu("&View")
+        self.view_menu = view_menu
         view_menu.addActions([self.fit_action, zoom_in, zoom_out])
         view_menu.addSeparator()
         for dock in docks:
             view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        self.theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions = add_theme_actions(self, self.theme_menu, self.set_theme)
         run_menu = menu.addMenu("&Run")
         run_menu.addActions([self.evaluate_action, self.cancel_action])
+        help_menu = menu.addMenu("&Help")
+        self.about_action = help_menu.addAction("&About FabricLab")
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self.about_action.triggered.connect(self.show_about)
 
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolBar")
+        toolbar.setIconSize(QSize(20, 20))  # icon buttons as tall as the former text buttons
+        toolbar.layout().setContentsMargins(0, 0, 0, 0)
+        toolbar.addActions([self.template_action, self.open_action, self.save_as_action])
+        toolbar.addSeparator()
         toolbar.addActions([self.undo_action, self.redo_action, self.fit_action])
         toolbar.addSeparator()
         toolbar.addActions([self.evaluate_action, self.cancel_action])
@@ -264,6 +297,19 @@ class MainWindow(QMainWindow):
             self.cancel_action,
         ):
             self.addAction(action)
+        # (action, icon) pairs: the icons are redrawn in the theme's colours on every switch
+        self.action_icons = [
+            (self.template_action, "template"),
+            (self.open_action, "open"),
+            (self.save_as_action, "save"),
+            (self.undo_action, "undo"),
+            (self.redo_action, "redo"),
+            (self.fit_action, "fit"),
+            (zoom_in, "zoom-in"),
+            (zoom_out, "zoom-out"),
+            (self.evaluate_action, "run"),
+            (self.cancel_action, "stop"),
+        ]
 
     # ---- files and palette ------------------------------------------------------------------
 
@@ -325,6 +371,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Generated {scenario.metadata.name}", 8000)
         QTimer.singleShot(0, self.canvas.fit)
 
+    # ---- help ---------------------------------------------------------------------------------
+
+    def show_about(self) -> AboutDialog:
+        """Open Help > About FabricLab (versions of the app and what it runs on)."""
+        dialog = AboutDialog(self.catalog, self)
+        self.about_dialog = dialog
+        dialog.open()
+        return dialog
+
     # ---- settings -----------------------------------------------------------------------------
 
     def recent_files(self) -> list[str]:
@@ -360,6 +415,22 @@ class MainWindow(QMainWindow):
         else:
             self.settings.setValue(key, value)
 
+    def set_theme(self, name: object) -> None:
+        """Switch the app, canvas, palette, plots and icons to theme `name` and remember it.
+
+        An unknown or missing name (e.g. a stale setting) gives the light theme.
+        """
+        self.theme = theme_named(name)
+        app = QApplication.instance()
+        if app is not None:
+            apply_app_theme(app, self.theme)
+        self.canvas.set_theme(self.theme)
+        self.palette.set_theme(self.theme)
+        apply_theme_to(self, self.theme)
+        set_action_icons(self.action_icons, self.theme)
+        self.theme_actions[self.theme.name].setChecked(True)
+        self._set_setting(THEME_SETTING, self.theme.name)
+
     def _restore_settings(self) -> None:
         geometry = self._setting("geometry")
         if geometry is not None:
@@ -392,8 +463,14 @@ class MainWindow(QMainWindow):
 
     def _refresh_texts(self) -> None:
         scenario = self.document.scenario
-        self.setWindowTitle(f"FabricLab — {scenario.metadata.name}")
+        unsaved = "" if self.document.undo_stack.isClean() else " •"
+        self.setWindowTitle(f"FabricLab — {scenario.metadata.name}{unsaved}")
         self.summary.setText(summary_html(scenario))
+
+    def _clean_changed(self, _clean: bool) -> None:
+        # the stack says so once more while the window is destroyed: nothing to show then
+        if shiboken6.isValid(self) and shiboken6.isValid(self.document.undo_stack):
+            self._refresh_texts()
 
     def _document_changed(self) -> None:
         self._refresh_texts()
@@ -444,14 +521,25 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(running)
 
     def _run_started(self, request_id: int) -> None:
+        self.progress.setValue(0)
         self._set_running(True)
         self.statusBar().showMessage("Evaluating…")
 
-    def _run_finished(self, request_id: int, report: dict) -> None:
-        self._set_running(False)
+    def _run_progress(self, request_id: int, fraction: float, stage: str) -> None:
+        self.progress.setValue(round(100 * fraction))
+        self.statusBar().showMessage(f"Evaluating: {stage}…")
+
+    def show_report(self, report: dict) -> None:
+        """Show a report (a finished run's or a cached one) in the results and on the canvas."""
         self.last_report = report
         self.results.show_report(report)
         self.canvas.show_utilization((report.get("permutation") or {}).get("link_utilization"))
+        apply_theme_to(self, self.theme)  # plots the report created since the last switch
+
+    def _run_finished(self, request_id: int, report: dict) -> None:
+        self._set_running(False)
+        self.show_report(report)
+        self.evaluated.emit(self._requests.get(request_id), report)
         elapsed = report.get("ui_elapsed_s", 0.0)
         self.engine_label.setText(f"engine: {elapsed:.2f} s")
         warnings = report.get("warnings") or []
@@ -482,7 +570,10 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop the debounce and wait for a running evaluation before closing."""
         self.debounce.stop()
+        if self.library_session is not None:
+            self.library_session.shutdown()
         self.worker.shutdown()
+        self.results.shutdown()
         self.sweep_panel.shutdown()
         self.save_settings()
         super().closeEvent(event)
