@@ -133,12 +133,13 @@ def ring_orders(lay: RankLayout) -> list[np.ndarray]:
     if lay.n_servers == 1 or lay.per_server <= 1:
         return [lay.ranks]
     g = lay.per_server
-    grid = lay.by_server()
-    orders = []
-    for c in range(g):
-        rows = [np.roll(grid[s], -((c - s) % g)) for s in range(lay.n_servers)]
-        orders.append(np.concatenate(rows))
-    return orders
+    grid = np.asarray(lay.by_server())
+    servers = np.arange(lay.n_servers)[:, None]
+    local = np.arange(g)[None, :]
+    # row s of channel c, rolled left by (c - s) mod g: element j is grid[s, (j + c - s) mod g]
+    return [
+        np.take_along_axis(grid, (local + c - servers) % g, axis=1).reshape(-1) for c in range(g)
+    ]
 
 
 def _ring_stage(name: str, lay: RankLayout, steps: int, share_per_step: float) -> Stage:

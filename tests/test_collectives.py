@@ -239,3 +239,19 @@ def test_a_placement_with_repeated_gpus_is_refused(ib_1k):
             placement(fabric)
     finally:
         fabric.scenario.workload.placement = []
+
+
+@pytest.mark.parametrize(("n_servers", "per_server"), [(2, 8), (5, 4), (16, 8), (3, 2)])
+def test_ring_orders_roll_each_server_by_channel_minus_server(n_servers, per_server):
+    from engine.collective_schedules import layout, ring_orders
+
+    gpu_server = np.repeat(np.arange(n_servers), per_server)
+    lay = layout(np.arange(n_servers * per_server), gpu_server)
+    grid = lay.by_server()
+    for c, order in enumerate(ring_orders(lay)):
+        expected = [
+            int(grid[s][(j + c - s) % per_server])
+            for s in range(n_servers)
+            for j in range(per_server)
+        ]
+        assert order.tolist() == expected
