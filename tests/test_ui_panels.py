@@ -201,3 +201,31 @@ def test_a_bad_sweep_parameter_fails_with_a_message(qtbot, win):
         panel.run_button.click()
     assert "Sweep failed" in panel.message.text()
     assert panel.points == [] and panel.run_button.isEnabled()
+
+
+def test_the_sweep_curve_exports_as_csv_and_svg(qtbot, win, tmp_path, monkeypatch):
+    import csv
+    import xml.etree.ElementTree as ET
+
+    from PySide6.QtWidgets import QFileDialog
+
+    win.document.set_field("workload.ranks", "64")
+    panel = win.sweep_panel
+    panel.values_edit.setText("1000,100")
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    menu = panel.export_button.menu()
+    for fmt in ("csv", "svg"):
+        target = tmp_path / f"sweep.{fmt}"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        menu.findChild(type(menu.actions()[0]), f"sweepExport_sweep_{fmt}").trigger()
+        assert target.exists(), panel.message.text()
+    with open(tmp_path / "sweep.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    metric = panel.metric_combo.currentText()
+    assert rows[0] == [panel.param_edit.text(), metric]
+    xs, ys = panel.curve.getData()
+    assert [float(r[0]) for r in rows[1:]] == sorted(xs) == [100.0, 1000.0]
+    assert sorted(float(r[1]) for r in rows[1:]) == sorted(ys)
+    root = ET.parse(tmp_path / "sweep.svg").getroot()
+    assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())

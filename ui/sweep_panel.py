@@ -29,6 +29,7 @@ from engine.errors import Problem, ScenarioError
 from engine.model import Scenario, apply_override
 from engine.sweep import METRICS, parse_values, sweep
 from ui.document import ScenarioDocument
+from ui.plot_export import ExportButton, ExportTarget, write_csv
 
 DEFAULT_PARAM = "fabric.switch_latency_ns"
 DEFAULT_VALUES = "100:20000:16"
@@ -172,10 +173,17 @@ class SweepPanel(QWidget):
         form.addRow("Parameter", self.param_edit)
         form.addRow("Values", self.values_edit)
         form.addRow("Metric", self.metric_combo)
+        self.export_button = ExportButton(
+            "sweepExport",
+            [ExportTarget("sweep plot", "sweep", self.export_csv, self.plot)],
+            on_error=self.message.setText,
+            on_saved=lambda path: self.message.setText(f"Saved {path}"),
+        )
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.progress, 1)
+        buttons.addWidget(self.export_button)
         controls = QVBoxLayout()
         controls.addLayout(form)
         controls.addLayout(buttons)
@@ -215,6 +223,12 @@ class SweepPanel(QWidget):
             )
         )
         return self._run_id
+
+    def export_csv(self, path: str) -> None:
+        """The sweep's points as CSV: the parameter's value and the metric, sorted by value."""
+        param = self.plot.getAxis("bottom").labelText or "value"
+        metric = self.plot.getAxis("left").labelText or "metric"
+        write_csv(path, [param, metric], [[x, y] for x, y in sorted(self.points)])
 
     def cancel(self) -> None:
         """Stop after the point being computed (the finished points stay)."""
