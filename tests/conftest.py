@@ -15,3 +15,14 @@ from engine.catalog import default_catalog
 def catalog():
     """The shipped device catalog."""
     return default_catalog()
+
+
+@pytest.fixture
+def temp_settings(tmp_path):
+    """Send `app_settings()` (INI, user scope) to a temporary folder, so no test reads or
+    writes the user's settings; yields that folder."""
+    from PySide6.QtCore import QSettings
+
+    folder = tmp_path / "settings"
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    return folder

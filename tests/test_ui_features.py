@@ -6,7 +6,7 @@ import copy
 import csv
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QDockWidget, QFileDialog
 
 from engine.errors import Problem, ScenarioError
@@ -17,11 +17,7 @@ from ui.templates import TemplateDialog
 TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def temp_settings(tmp_path):
-    """Send `app_settings()` (INI, user scope) to a temporary folder."""
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield tmp_path
+pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 
 @pytest.fixture

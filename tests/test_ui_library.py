@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDockWidget,
@@ -31,12 +31,7 @@ TIMEOUT_MS = 60_000
 OTHER = "rail-only-h100-1k"
 
 
-@pytest.fixture(autouse=True)
-def temp_settings(tmp_path):
-    """Send `app_settings()` (INI, user scope) to a temporary folder."""
-    folder = tmp_path / "settings"
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
-    yield folder
+pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 
 @pytest.fixture

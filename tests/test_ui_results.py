@@ -7,7 +7,7 @@ import math
 import xml.etree.ElementTree as ET
 
 import pytest
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QFileDialog
 
@@ -21,11 +21,7 @@ TIMEOUT_MS = 60_000
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def temp_settings(tmp_path):
-    """Send `app_settings()` (INI, user scope) to a temporary folder."""
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield tmp_path
+pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 
 @pytest.fixture

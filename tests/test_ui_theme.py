@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPointF, QRectF, QSettings, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QToolBar
 
@@ -17,10 +17,9 @@ from ui.theme import DARK, LIGHT, THEME_SETTING, apply_app_theme, apply_theme_to
 
 
 @pytest.fixture(autouse=True)
-def temp_settings(tmp_path):
-    """Send `app_settings()` to a temporary folder; leave the app in the light theme."""
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
-    yield tmp_path
+def light_theme_after(temp_settings):
+    """Settings in a temporary folder (tests/conftest.py); leave the app in the light theme."""
+    yield temp_settings
     app = QApplication.instance()
     if app is not None:
         apply_app_theme(app, LIGHT)
