@@ -47,8 +47,12 @@ def configure_numba_cache(
     return path
 
 
-def main(argv: list[str]) -> int:
-    """Dispatch to --version, --self-test, the headless CLI (arguments) or the GUI (none)."""
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch to --version, --self-test, the headless CLI (arguments) or the GUI (none).
+
+    `argv` defaults to the process arguments; the ``fabriclab`` console script calls this.
+    """
+    argv = sys.argv[1:] if argv is None else argv
     configure_numba_cache()
     if argv[:1] == ["--version"]:
         from engine import __version__
@@ -60,7 +64,7 @@ def main(argv: list[str]) -> int:
 
         return run_self_test(argv)
     if argv:
-        from engine.cli import main as cli_main
+        from cli.main import main as cli_main
 
         return cli_main(argv)
     from ui.app import run_app

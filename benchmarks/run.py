@@ -22,15 +22,15 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from engine.catalog import default_catalog  # noqa: E402
-from engine.flows import max_min_rates  # noqa: E402
-from engine.flows_reference import max_min_reference  # noqa: E402
-from engine.model import RoutingPolicy  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
-from engine.routing import Router  # noqa: E402
+from engine.catalog.devices import default_catalog  # noqa: E402
+from engine.flows.reference import max_min_reference  # noqa: E402
+from engine.flows.solver import max_min_rates  # noqa: E402
+from engine.flows.traffic import permutation  # noqa: E402
+from engine.model.scenario import RoutingPolicy  # noqa: E402
+from engine.presets.scenarios import load_preset  # noqa: E402
+from engine.routing.router import Router  # noqa: E402
 from engine.topology import generators as gen  # noqa: E402
 from engine.topology.expand import expand  # noqa: E402
-from engine.traffic import permutation  # noqa: E402
 
 BUDGETS = {
     "collective_sweep_1k_s": 0.2,
@@ -66,7 +66,7 @@ def best_of(fn, *args, repeats: int = 3) -> float:
 
 def collective_sweep_1k() -> float:
     """Seconds to expand the 1k preset and time all-reduce at 8 B .. 16 GiB in powers of 4."""
-    from engine.collectives import CollectiveEngine
+    from engine.collectives.timing import CollectiveEngine
 
     catalog = default_catalog()
     t0 = time.perf_counter()
@@ -79,7 +79,7 @@ def collective_sweep_1k() -> float:
 
 def alltoall_1k() -> float:
     """Seconds for one all-to-all step over all 1,024 ranks (a million flows), fresh engine."""
-    from engine.collectives import CollectiveEngine
+    from engine.collectives.timing import CollectiveEngine
 
     catalog = default_catalog()
     fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
@@ -91,7 +91,7 @@ def alltoall_1k() -> float:
 
 def train_step_16k() -> float:
     """Seconds for one training-step evaluation (default GPT-3 job) on the 16k preset."""
-    from engine.training import train_step
+    from engine.training.step import train_step
 
     catalog = default_catalog()
     fabric = expand(load_preset("h100-ib-ndr-16k"), catalog)
@@ -104,7 +104,7 @@ def sweep_64_points_1k() -> dict[str, float]:
     """64-point sweep of switch latency on the 1k preset (all-reduce busbw over all 1,024
     ranks at the workload's 1 GiB): serially in this process, then on a process pool with one
     worker per core."""
-    from engine.sweep import default_executor, parse_values, sweep
+    from engine.analysis.sweep import default_executor, parse_values, sweep
 
     scenario = load_preset("dgx-h100-ib-ndr-1k")
     params = [("fabric.switch_latency_ns", parse_values("100:20000:64"))]
@@ -133,7 +133,7 @@ def library_10k() -> dict[str, float]:
     """Open and search a generated library of 10,000 scenarios (built once, not timed)."""
     import tempfile
 
-    from engine.library import Library
+    from engine.library.store import Library
 
     path = Path(tempfile.mkdtemp()) / "10k.fabriclab"
     lib = Library(path)

@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 
-from engine.catalog import default_catalog
+from engine.catalog.devices import default_catalog
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from engine.presets import DEFAULT_PRESET
+from engine.presets.scenarios import DEFAULT_PRESET
 from ui.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.catalog import parse_catalog
-from engine.errors import CatalogError
-from engine.resources import resource_path
+from engine.catalog.devices import parse_catalog
+from engine.catalog.errors import CatalogError
+from engine.runtime.resources import resource_path
 
 REQUIRED = {
     "gpu": {"bf16_dense_tflops", "hbm_gb", "tdp_w", "nvlink_bw_GBps", "price_usd"},

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine.model import LinkFailure, scenario_to_dict, to_json
+from engine.model.scenario import LinkFailure, scenario_to_dict, to_json
 from engine.topology.generators import leaf_spine
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.collective_schedules import build_schedule, bus_factor, layout
-from engine.collectives import CollectiveEngine, placement
-from engine.errors import ScenarioError
-from engine.model import apply_override
+from engine.collectives.schedules import build_schedule, bus_factor, layout
+from engine.collectives.timing import CollectiveEngine, placement
+from engine.model.errors import ScenarioError
+from engine.model.scenario import apply_override
 from engine.topology import generators as gen
 from engine.topology.expand import expand
 
@@ -243,7 +243,7 @@ def test_a_placement_with_repeated_gpus_is_refused(ib_1k):
 
 @pytest.mark.parametrize(("n_servers", "per_server"), [(2, 8), (5, 4), (16, 8), (3, 2)])
 def test_ring_orders_roll_each_server_by_channel_minus_server(n_servers, per_server):
-    from engine.collective_schedules import layout, ring_orders
+    from engine.collectives.schedules import layout, ring_orders
 
     gpu_server = np.repeat(np.arange(n_servers), per_server)
     lay = layout(np.arange(n_servers * per_server), gpu_server)

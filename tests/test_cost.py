@@ -10,12 +10,12 @@ import time
 import numpy as np
 import pytest
 
-from engine.catalog import parse_catalog
-from engine.cost import bill_of_materials, cost_report, member_degrees
-from engine.errors import ScenarioError
-from engine.model import DeviceGroup, LinkBundle, LinkFailure, Scenario, apply_override
-from engine.presets import load_preset, preset_names
-from engine.resources import resource_path
+from engine.catalog.devices import parse_catalog
+from engine.cost.report import bill_of_materials, cost_report, member_degrees
+from engine.model.errors import ScenarioError
+from engine.model.scenario import DeviceGroup, LinkBundle, LinkFailure, Scenario, apply_override
+from engine.presets.scenarios import load_preset, preset_names
+from engine.runtime.resources import resource_path
 from engine.topology import generators as gen
 from engine.topology.expand import expand, wire_bundle
 from tests.test_topology import SUPERPOD_TABLE

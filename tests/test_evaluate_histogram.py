@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.evaluate import permutation_test, tier_label, utilization_histogram
+from engine.analysis.evaluate import permutation_test
+from engine.flows.utilization import tier_label, utilization_histogram
 from engine.topology import generators as gen
 from engine.topology.expand import NVLINK_BUNDLE, expand
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.flows import link_loads, max_min_rates, simulate_fluid
-from engine.flows_reference import fluid_reference, max_min_reference
+from engine.flows.reference import fluid_reference, max_min_reference
+from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 
 REL = 1e-9
 

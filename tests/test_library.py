@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.library import Library, LibraryError, diff, json_safe, open_library
-from engine.model import to_json
-from engine.presets import PRESETS, load_preset
+from engine.analysis import open_library
+from engine.library.store import Library, LibraryError, diff, json_safe
+from engine.model.scenario import to_json
+from engine.presets.scenarios import PRESETS, load_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 

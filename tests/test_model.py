@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import ScenarioError
-from engine.model import (
+from engine.model.errors import ScenarioError
+from engine.model.scenario import (
     FORMAT_NAME,
     FORMAT_VERSION,
     DeviceGroup,

@@ -24,8 +24,8 @@ from PySide6.QtGui import QImage
 
 import engine
 import main
-from engine.catalog import load_catalog_file
-from engine.resources import resource_dir, resource_path
+from engine.catalog.devices import load_catalog_file
+from engine.runtime.resources import resource_dir, resource_path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "dist" / "fabriclab"
@@ -67,7 +67,7 @@ def test_no_module_builds_resource_paths_itself():
         for path in (ROOT / folder).rglob("*.py")
         if path.name != "resources.py" and literal.search(path.read_text(encoding="utf-8"))
     ]
-    assert offenders == [], "read resources through engine.resources.resource_path"
+    assert offenders == [], "read resources through engine.runtime.resources.resource_path"
 
 
 # ---- version -----------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Progress reports and cancellation of engine runs (engine.progress)."""
+"""Progress reports and cancellation of engine runs (engine.runtime.progress)."""
 
 import pytest
 
-from engine.evaluate import evaluate
-from engine.presets import load_preset
-from engine.progress import Progress, RunCancelledError
+from engine.analysis.evaluate import evaluate
+from engine.presets.scenarios import load_preset
+from engine.runtime.progress import Progress, RunCancelledError
 
 PARTS = ("permutation", "collective", "training", "cost")
 
@@ -56,7 +56,7 @@ def test_a_part_maps_its_progress_into_its_slice():
 
 
 def test_a_collective_stops_between_routing_and_rates_when_asked(catalog):
-    from engine.collectives import CollectiveEngine, placement
+    from engine.collectives.timing import CollectiveEngine, placement
     from engine.topology.expand import expand
 
     fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import routing
-from engine.evaluate import permutation_test
-from engine.flows import max_min_rates
-from engine.model import RoutingPolicy, SwitchFailure
-from engine.routing import Router
-from engine.routing_reference import ReferenceRouter, flow_hash_reference
+from engine.analysis.evaluate import permutation_test
+from engine.flows.solver import max_min_rates
+from engine.flows.traffic import permutation
+from engine.model.scenario import RoutingPolicy, SwitchFailure
+from engine.routing import router as routing
+from engine.routing.reference import ReferenceRouter, flow_hash_reference
+from engine.routing.router import Router
 from engine.topology import generators as gen
 from engine.topology.expand import NVLINK_BUNDLE, expand
-from engine.traffic import permutation
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from engine.compare import convert_technology
-from engine.errors import ScenarioError
-from engine.presets import load_preset
-from engine.sweep import pareto_front, parse_values, sweep
+from engine.analysis.compare import convert_technology
+from engine.analysis.sweep import pareto_front, parse_values, sweep
+from engine.model.errors import ScenarioError
+from engine.presets.scenarios import load_preset
 
 LATENCIES = parse_values("100:10000:64")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.errors import ScenarioError
-from engine.graph_kernels import component_labels, distances_to_targets
-from engine.graph_reference import component_labels_reference, distances_reference
+from engine.model.errors import ScenarioError
 from engine.topology import generators as gen
 from engine.topology.expand import NODE_GPU, NODE_SWITCH, expand
+from engine.topology.graph_kernels import component_labels, distances_to_targets
+from engine.topology.graph_reference import component_labels_reference, distances_reference
 
 # NVIDIA DGX SuperPOD reference architecture (DGX B200, same Quantum-2 QM9700 rail-optimized
 # fabric at 8 x 400G per node; scalable unit = 32 nodes), "DGX SuperPOD architecture" table:

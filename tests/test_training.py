@@ -12,13 +12,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from engine.errors import ScenarioError
-from engine.model import DeviceGroup, Scenario, TrainingJob
-from engine.model_presets import MODEL_PRESETS, SOURCES, check_provenance, get_model
-from engine.presets import load_preset
+from engine.catalog.model_presets import MODEL_PRESETS, SOURCES, check_provenance, get_model
+from engine.model.errors import ScenarioError
+from engine.model.scenario import DeviceGroup, Scenario, TrainingJob
+from engine.presets.scenarios import load_preset
 from engine.topology import generators as gen
 from engine.topology.expand import expand
-from engine.training import (
+from engine.training.step import (
     Layout,
     default_job,
     flops_per_token,

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLineEdit
 
-from engine.presets import load_preset
+from engine.presets.scenarios import load_preset
 from ui.main_window import MainWindow
 
 TIMEOUT_MS = 60_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from engine.presets import DEFAULT_PRESET, load_preset
+from engine.presets.scenarios import DEFAULT_PRESET, load_preset
 from ui.document import ScenarioDocument
 
 

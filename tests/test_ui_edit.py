@@ -10,8 +10,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-from engine.model import DeviceGroup, LinkBundle, from_json
-from engine.presets import DEFAULT_PRESET, load_preset
+from engine.model.scenario import DeviceGroup, LinkBundle, from_json
+from engine.presets.scenarios import DEFAULT_PRESET, load_preset
 from ui.canvas import DEVICE_MIME, utilization_color
 from ui.document import ScenarioDocument
 from ui.main_window import MainWindow

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QDockWidget, QFileDialog
 
-from engine.errors import Problem, ScenarioError
-from ui import worker as worker_module
+from engine.analysis import interactive as worker_module
+from engine.model.errors import Problem, ScenarioError
 from ui.main_window import MainWindow, app_settings
 from ui.templates import TemplateDialog
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from engine.presets import load_preset
+from engine.presets.scenarios import load_preset
 from ui.main_window import MainWindow
 
 

@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
     QTreeWidgetItem,
 )
 
-from engine.library import Library, diff, open_library
-from engine.model import from_json, to_json
-from engine.presets import DEFAULT_PRESET, load_preset
+from engine.analysis import open_library
+from engine.library.store import Library, diff
+from engine.model.scenario import from_json, to_json
+from engine.presets.scenarios import DEFAULT_PRESET, load_preset
 from ui.app import open_main_window
 from ui.library_session import RESULT_KIND
 from ui.main_window import MainWindow, app_settings

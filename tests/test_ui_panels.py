@@ -128,7 +128,7 @@ def test_problems_dock_lists_problems_and_double_click_selects(qtbot, win):
 
 
 def test_problems_dock_shows_expansion_problems_and_selects_bundles(qtbot, win):
-    from engine.errors import Problem
+    from engine.model.errors import Problem
 
     problem = Problem("bundles[leaf-spine]", "too many cables", "links_per_pair")
     win.document.set_expand_problems([problem])

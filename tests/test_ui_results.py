@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QFileDialog
 
+from engine.analysis import LATENCIES_NS
 from engine.topology.expand import expand
-from engine.training import latency_sweep
-from ui.latency_worker import LATENCIES_NS
+from engine.training.step import latency_sweep
 from ui.main_window import MainWindow, app_settings
 from ui.pins import PIN_PEN_STYLE
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QToolBar
 
-from engine.catalog import DEVICE_KINDS
-from engine.presets import load_preset
+from engine.catalog.devices import DEVICE_KINDS
+from engine.presets.scenarios import load_preset
 from ui.canvas import tier_y
 from ui.icons import ACTION_ICONS, action_icon, device_icon, device_pixmap
 from ui.main_window import MainWindow, app_settings

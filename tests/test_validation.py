@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.catalog import default_catalog
-from engine.errors import Problem, ScenarioError
-from engine.evaluate import evaluate
-from engine.model import (
+from engine.analysis.evaluate import evaluate
+from engine.catalog.devices import default_catalog
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import (
     DeviceGroup,
     LinkBundle,
     LinkFailure,
@@ -23,10 +23,10 @@ from engine.model import (
     SwitchFailure,
     apply_override,
 )
-from engine.presets import PRESETS, load_preset
+from engine.model.validation import check_structure
+from engine.presets.scenarios import PRESETS, load_preset
 from engine.topology.expand import expand
 from engine.topology.generators import leaf_spine, rail_only, single_switch
-from engine.validation import check_structure
 
 
 def leaf_spine_128() -> Scenario:

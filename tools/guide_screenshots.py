@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from engine.presets import load_preset  # noqa: E402
+from engine.presets.scenarios import load_preset  # noqa: E402
 from tools.screenshots import OUT, open_evaluated, settle  # noqa: E402
 
 PRESETS = ("dgx-h100-ib-ndr-1k", "dgx-h100-roce-spectrumx-1k")

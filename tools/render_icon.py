@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication, QImage, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgRenderer  # noqa: E402
 
-from engine.resources import resource_path  # noqa: E402
+from engine.runtime.resources import resource_path  # noqa: E402
 
 DEFAULT_SIZE_PX = 256
 

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine import __version__
-from engine.catalog import Catalog, default_catalog
-from engine.resources import resource_path
+from engine.analysis import resource_path
+from engine.catalog.devices import Catalog, default_catalog
 
 ICON_PNG = ("icons", "fabriclab.png")
 

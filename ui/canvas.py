@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.catalog import Catalog
-from engine.errors import Problem
-from engine.model import TIERS, DeviceGroup, LinkBundle, Scenario
+from engine.catalog.devices import Catalog
+from engine.model.errors import Problem
+from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.document import ScenarioDocument
 from ui.icons import device_pixmap, technology_color
 from ui.theme import LIGHT, Theme, color, readable_on

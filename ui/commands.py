@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QUndoCommand
 
-from engine.model import Scenario
+from engine.model.scenario import Scenario
 
 if TYPE_CHECKING:
     from ui.document import ScenarioDocument
@@ -41,7 +41,7 @@ class ScenarioCommand(QUndoCommand):
 class SetFieldCommand(ScenarioCommand):
     """Set one dotted-path field (``groups.leaf.count``) of the document's scenario.
 
-    The after scenario is computed by the caller with `engine.model.apply_override`.
+    The after scenario is computed by the caller with `engine.model.scenario.apply_override`.
     """
 
     def __init__(

@@ -9,9 +9,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine.catalog import Catalog, default_catalog
-from engine.errors import CatalogError, Problem, ScenarioError
-from engine.model import (
+from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.errors import CatalogError
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import (
     TIERS,
     DeviceGroup,
     LinkBundle,
@@ -20,7 +21,7 @@ from engine.model import (
     from_json,
     to_json,
 )
-from engine.validation import check_structure
+from engine.model.validation import check_structure
 from ui.commands import (
     AddBundleCommand,
     AddGroupCommand,

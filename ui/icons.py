@@ -5,7 +5,7 @@ Loading substitutes a concrete colour and renders through QSvgRenderer, so one f
 both themes and stays sharp at every size. Devices of an InfiniBand or an Ethernet model
 carry a corner badge (round for InfiniBand, square for Ethernet, in the theme's technology
 colours) cut out of the drawing so it reads on any background. Files are read only through
-`engine.resources.resource_path`, which also works from a bundled app. Renderers and
+`engine.runtime.resources.resource_path`, which also works from a bundled app. Renderers and
 pixmaps are cached by name, colour and size, so repainting costs a lookup.
 """
 
@@ -19,7 +19,7 @@ from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QAction, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-from engine.resources import resource_path
+from engine.analysis import resource_path
 from ui.theme import Theme
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.model import PATTERNS, ROUTING_MODES
+from engine.model.scenario import PATTERNS, ROUTING_MODES
 from ui.document import ScenarioDocument
 
 MAX_COUNT = 1_000_000

@@ -3,7 +3,7 @@
 One point costs a whole training step (about 40 ms on the 1,024-GPU preset), so the curve
 is not part of every evaluation (that would break the 0.2 s edit-to-plot budget). The
 results panel asks for it by a key ("current", "pin:<label>") with the scenario document a
-report carries; each point is `engine.training.latency_sweep` at one latency, sent as soon
+report carries; each point is `engine.training.step.latency_sweep` at one latency, sent as soon
 as it is done so the curve grows on screen. A newer request for the same key makes the
 older one stale: it stops before its next point and its outcome is dropped.
 """
@@ -15,39 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, Signal, Slot
 
-from engine.catalog import Catalog
-from engine.errors import ScenarioError
-from engine.model import scenario_from_dict
-from engine.topology.expand import expand
-from engine.training import latency_sweep
-
-# Per-switch forwarding latency: 0.5 to 20 µs, about evenly on a log axis.
-LATENCIES_NS = (500.0, 750.0, 1000.0, 1500.0, 2000.0, 3000.0, 5000.0, 7500.0, 10000.0, 20000.0)
-ROW_KEYS = ("switch_latency_ns", "gpu_utilization", "mfu", "step_s", "exposed_comm_s")
-
-
-def latency_rows(
-    scenario_doc: dict[str, Any],
-    catalog: Catalog,
-    latencies_ns: tuple[float, ...] = LATENCIES_NS,
-    on_row=None,
-    should_stop=None,
-) -> list[dict[str, float]] | None:
-    """The engine's training step at each latency of `latencies_ns` (`ROW_KEYS` per row).
-
-    `on_row(rows_so_far)` hears each point; `should_stop()` is asked before each point and
-    ends the run early (returning None). A scenario that cannot train raises `ScenarioError`.
-    """
-    fabric = expand(scenario_from_dict(scenario_doc), catalog)
-    rows: list[dict[str, float]] = []
-    for latency in latencies_ns:
-        if should_stop is not None and should_stop():
-            return None
-        row = latency_sweep(fabric, None, [latency], catalog)[0]
-        rows.append({key: float(row[key]) for key in ROW_KEYS})
-        if on_row is not None:
-            on_row(list(rows))
-    return rows
+from engine.analysis import latency_rows
+from engine.catalog.devices import Catalog
+from engine.model.errors import ScenarioError
 
 
 class _Bridge(QObject):

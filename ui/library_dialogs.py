@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.errors import ScenarioError
-from engine.library import LibraryError
+from engine.library.store import LibraryError
+from engine.model.errors import ScenarioError
 from ui.tables import fill_table, make_table
 
 LIBRARY_ERRORS = (LibraryError, ScenarioError, sqlite3.Error, OSError)

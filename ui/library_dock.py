@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.library import Entry, Library
+from engine.library.store import Entry, Library
 from ui.library_dialogs import LIBRARY_ERRORS, ask_choice, ask_text, error_text, local_time
 
 SEARCH_DEBOUNCE_MS = 200

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.library import Library, LibraryError, diff, open_library
-from engine.model import Scenario, to_json
-from engine.presets import DEFAULT_PRESET
+from engine.analysis import DEFAULT_PRESET, open_library
+from engine.library.store import Library, LibraryError, diff
+from engine.model.scenario import Scenario, to_json
 from ui.library_dialogs import (
     LIBRARY_ERRORS,
     DiffDialog,

@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.catalog import Catalog, default_catalog
-from engine.errors import ScenarioError
-from engine.library import Library
-from engine.model import Scenario
-from engine.presets import DEFAULT_PRESET, load_preset
+from engine.analysis import DEFAULT_PRESET, load_preset
+from engine.catalog.devices import Catalog, default_catalog
+from engine.library.store import Library
+from engine.model.errors import ScenarioError
+from engine.model.scenario import Scenario
 from ui.about import AboutDialog
 from ui.canvas import FabricCanvas
 from ui.document import ScenarioDocument

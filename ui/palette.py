@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.catalog import Catalog
+from engine.catalog.devices import Catalog
 from ui.canvas import DEVICE_MIME
 from ui.icons import device_icon
 from ui.theme import LIGHT, Theme

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from engine.errors import Problem
+from engine.model.errors import Problem
 
 _WHERE = re.compile(r"^(groups|bundles)\[(.+)\]$")
 

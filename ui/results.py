@@ -15,10 +15,11 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
-from engine.catalog import Catalog, default_catalog
+from engine.analysis import LATENCIES_NS
+from engine.catalog.devices import Catalog, default_catalog
 from ui.collective_tab import CollectiveTab
 from ui.cost_tab import CostTab
-from ui.latency_worker import LATENCIES_NS, LatencyCurveWorker
+from ui.latency_worker import LatencyCurveWorker
 from ui.links_tab import LinksTab
 from ui.pins import PinBoard
 from ui.plot_export import export_png as export_plot_png

@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.model import Scenario
-from engine.presets import DEFAULT_PRESET, load_preset
-from engine.self_check import (
+from engine.analysis import (
+    DEFAULT_PRESET,
     CheckResult,
     SelfCheckError,
     check_evaluation,
     check_library,
     check_numba_cache,
     check_resources,
+    load_preset,
     run_check,
 )
+from engine.model.scenario import Scenario
 
 WINDOW_TIMEOUT_S = 180.0
 WINDOW_SIZE_PX = (1280, 800)

@@ -1,7 +1,7 @@
 """The Sweep tab: vary one scenario field, plot a metric as the points arrive.
 
 The sweep runs on a private thread pool (one job per run): the job calls
-`engine.sweep.sweep` inline (``executor=None``) one value at a time and sends each finished
+`engine.analysis.sweep.sweep` inline (``executor=None``) one value at a time and sends each finished
 point to the GUI thread through a queued signal, so the curve grows as points arrive.
 Cancel stops after the point being computed and keeps the finished ones.
 """
@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.errors import Problem, ScenarioError
-from engine.model import Scenario, apply_override
-from engine.sweep import METRICS, parse_values, sweep
+from engine.analysis import METRICS, parse_values, sweep
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import Scenario, apply_override
 from ui.document import ScenarioDocument
 from ui.plot_export import ExportButton, ExportTarget, write_csv
 

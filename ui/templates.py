@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.catalog import Catalog
-from engine.errors import ScenarioError
-from engine.model import Scenario
-from engine.topology.generators import TEMPLATES, generate
+from engine.analysis import TEMPLATES, generate
+from engine.catalog.devices import Catalog
+from engine.model.errors import ScenarioError
+from engine.model.scenario import Scenario
 
 OVERSUBSCRIBED = ("leaf-spine", "fat-tree", "rail-optimized")
 

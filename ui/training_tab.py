@@ -16,8 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from engine.analysis import LATENCIES_NS
 from ui.comparison import TRAINING_METRICS, comparison_rows
-from ui.latency_worker import LATENCIES_NS
 from ui.pins import Pin, PinnedCurves
 from ui.plot_axes import result_plot
 from ui.plot_export import ExportTarget, plotted_series, write_csv, write_series_csv

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.catalog import Catalog, default_catalog
-from engine.errors import Problem, ScenarioError
-from engine.graph_kernels import component_labels
-from engine.model import DeviceGroup, LinkBundle, Scenario
-from engine.validation import check_structure, group_where, members
+from engine.catalog.devices import Catalog, default_catalog
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
+from engine.model.validation import check_structure, group_where, members
+from engine.topology.graph_kernels import component_labels
 
 NODE_GPU, NODE_NVSWITCH, NODE_SWITCH = 0, 1, 2
 NVLINK_BUNDLE = -1

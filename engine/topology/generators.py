@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.catalog import Catalog, default_catalog
-from engine.errors import Problem, ScenarioError
-from engine.model import (
+from engine.catalog.devices import Catalog, default_catalog
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import (
     DeviceGroup,
     FabricSettings,
     LinkBundle,

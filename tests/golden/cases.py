@@ -44,7 +44,7 @@ def argv(command: str, preset: str) -> list[str]:
 
 
 def _other_technology(preset: str) -> str:
-    from engine.presets import load_preset
+    from engine.presets.scenarios import load_preset
 
     tech = load_preset(preset).fabric.technology
     return "roce" if tech == "infiniband" else "infiniband"
@@ -61,7 +61,7 @@ def blank_wall_clock(data: Any) -> Any:
 
 def run_case(command: str, preset: str) -> str:
     """The normalized JSON text the CLI prints for one case."""
-    from engine.cli import main
+    from cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.catalog import default_catalog
-from engine.collectives import CollectiveEngine, placement
-from engine.presets import load_preset
+from engine.catalog.devices import default_catalog
+from engine.collectives.timing import CollectiveEngine, placement
+from engine.presets.scenarios import load_preset
 from engine.topology.expand import expand
 
 PUBLISHED = Path(__file__).with_name("published.json")
@@ -68,9 +68,9 @@ def nic_goodput(preset: str) -> float:
 
 def megatron_96_mfu() -> float:
     """Model MFU of GPT-3 175B on 96 DGX H100 (TP 8, PP 12), global batch 1152."""
-    from engine.model import TrainingJob
+    from engine.model.scenario import TrainingJob
     from engine.topology import generators as gen
-    from engine.training import train_step
+    from engine.training.step import train_step
 
     catalog = default_catalog()
     fabric = expand(gen.rail_optimized(96, "dgx-h100", "qm9700", catalog=catalog), catalog)

@@ -44,11 +44,11 @@ gradients go out in dozens of buckets over 128-rank rings. Dense models with lar
 
 def latency_section() -> str:
     """GPU utilization against switch latency for a dense and a latency-bound workload."""
-    from engine.catalog import default_catalog
-    from engine.model import TrainingJob
-    from engine.presets import load_preset
+    from engine.catalog.devices import default_catalog
+    from engine.model.scenario import TrainingJob
+    from engine.presets.scenarios import load_preset
     from engine.topology.expand import expand
-    from engine.training import latency_claim, latency_sweep
+    from engine.training.step import latency_claim, latency_sweep
 
     catalog = default_catalog()
     fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)

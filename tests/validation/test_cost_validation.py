@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.catalog import default_catalog
-from engine.cost import cost_report
-from engine.presets import load_preset
+from engine.catalog.devices import default_catalog
+from engine.cost.report import cost_report
+from engine.presets.scenarios import load_preset
 from engine.topology import generators as gen
 from engine.topology.expand import expand
 

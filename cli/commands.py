@@ -1,0 +1,243 @@
+"""The sub-commands: each reads its arguments, makes one call into `engine.analysis` and
+prints the answer as text, JSON or CSV."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cli.formatting import format_collective, format_report, format_training, number
+from cli.inputs import load_scenario, parse_sizes
+from engine.analysis import (
+    PRESETS,
+    collective_run,
+    compare,
+    convert_technology,
+    cost_run,
+    default_executor,
+    evaluate,
+    fabric_size,
+    open_library,
+    parse_values,
+    sweep,
+    training_run,
+)
+from engine.catalog.devices import default_catalog
+from engine.library.store import LibraryError
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import to_json
+
+EXIT_OK, EXIT_INVALID = 0, 2
+
+
+def run_presets(args: argparse.Namespace) -> int:
+    if args.json:
+        print(
+            json.dumps(
+                [{"name": n, "description": f().metadata.description} for n, f in PRESETS.items()],
+                indent=2,
+            )
+        )
+    else:
+        for name, factory in PRESETS.items():
+            print(f"{name:<28} {factory().metadata.description}")
+    return EXIT_OK
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, args.set)
+    size = fabric_size(scenario, default_catalog())
+    print(
+        f"{scenario.metadata.name}: valid ({size['gpus']:,} GPUs, {size['directed_links']:,} directed links)"
+    )
+    return EXIT_OK
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, args.set)
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    unknown = set(parts) - {"permutation", "collective", "training", "cost"}
+    if unknown:
+        raise ScenarioError(
+            Problem(
+                "--parts",
+                f"unknown part(s) {', '.join(sorted(unknown))}; use permutation, "
+                "collective, training, cost",
+            )
+        )
+    report = evaluate(scenario, default_catalog(), parts)
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return EXIT_OK
+
+
+def run_collective(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, args.set)
+    sizes = parse_sizes(args.sizes, args.factor)
+    result = collective_run(
+        scenario, default_catalog(), sizes, args.op, args.ranks, args.algo, args.protocol
+    )
+    data = result.to_dict()
+    print(
+        json.dumps(data["rows"] if args.json else data, indent=2)
+        if args.json
+        else format_collective(data)
+    )
+    return EXIT_OK
+
+
+def run_train(args: argparse.Namespace) -> int:
+    overrides = list(args.set)
+    if args.model:
+        overrides.insert(0, f"workload.training.model={args.model}")
+    scenario = load_scenario(args.scenario, overrides)
+    step = training_run(scenario, default_catalog())
+    print(json.dumps(step, indent=2, default=float) if args.json else format_training(step))
+    return EXIT_OK
+
+
+def run_cost(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, args.set)
+    report = cost_run(
+        scenario,
+        default_catalog(),
+        years=args.years,
+        usd_per_kwh=args.usd_per_kwh,
+        pue=args.pue,
+    )
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return EXIT_OK
+    lines = [f"{scenario.metadata.name}: bill of materials"]
+    for line in report["bom"]:
+        lines.append(
+            f"  {line['count']:>9,} x {line['item']:<44} {line['unit_price_usd']:>11,.0f} USD "
+            f"{line['unit_power_w']:>8,.1f} W  ({line['tier']})"
+        )
+    lines.append(
+        f"capex {report['capex_usd']:,.0f} USD, network {report['network_capex_usd']:,.0f} USD "
+        f"({report['network_share']:.1%}); {report['cost_per_gpu_usd']:,.0f} USD per GPU"
+    )
+    lines.append(
+        f"power {report['power_w'] / 1e3:,.1f} kW (network {report['network_power_w'] / 1e3:,.1f} kW); "
+        f"energy over {args.years:g} years {report['opex_usd']:,.0f} USD"
+    )
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, args.set)
+    params = [(args.param, parse_values(args.values))]
+    if args.param2:
+        if not args.values2:
+            raise ScenarioError(Problem("--values2", "--param2 needs --values2"))
+        params.append((args.param2, parse_values(args.values2)))
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and not args.csv:
+            print(f"\r{done}/{total} points", end="", file=sys.stderr, flush=True)
+
+    client = None
+    if args.dask:
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ScenarioError(
+                Problem(
+                    "--dask", "dask.distributed is not installed (pip install 'dask[distributed]')"
+                )
+            ) from None
+        client = Client(args.dask)
+        executor = client.get_executor()
+    elif args.workers == 1:
+        executor = None
+    else:
+        executor = default_executor(args.workers)
+    try:
+        result = sweep(scenario, params, args.metric, executor, progress)
+    finally:
+        if client is not None:
+            client.close()
+        elif executor is not None:
+            executor.shutdown(cancel_futures=True)
+    if not args.json and not args.csv:
+        print(file=sys.stderr)
+    if args.csv:
+        print(result.to_csv(), end="")
+    elif args.json:
+        print(
+            json.dumps(
+                {"metric": result.metric, "table": result.table(), "errors": result.errors},
+                indent=2,
+            )
+        )
+    else:
+        columns = result.table()
+        names = list(columns)
+        print("  ".join(f"{n:>24}" for n in names))
+        for i in range(len(result.points)):
+            print("  ".join(f"{columns[n][i]!s:>24}" for n in names))
+        for i, err in result.errors.items():
+            print(f"point {i}: {err}", file=sys.stderr)
+    return EXIT_OK if not result.errors else EXIT_INVALID
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    a = load_scenario(args.scenario_a, args.set)
+    if args.scenario_b:
+        b = load_scenario(args.scenario_b, args.set)
+    elif args.convert:
+        b = convert_technology(a, args.convert, default_catalog())
+    else:
+        raise ScenarioError(
+            Problem("compare", "give a second scenario or --convert infiniband|roce")
+        )
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    result = compare(a, b, default_catalog(), parts)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return EXIT_OK
+    print(f"{'':<30}{result['a'][:24]:>26}{result['b'][:24]:>26}{'b / a':>10}")
+    for row in result["rows"]:
+        ratio = "" if row["b_over_a"] is None else f"{row['b_over_a']:.3f}"
+        print(f"{row['metric']:<30}{number(row['a']):>26}{number(row['b']):>26}{ratio:>10}")
+    return EXIT_OK
+
+
+def run_library(args: argparse.Namespace) -> int:
+    try:
+        lib = open_library(args.path)
+    except LibraryError as exc:
+        raise ScenarioError(Problem("--path", str(exc))) from None
+    try:
+        if lib.message:
+            print(lib.message, file=sys.stderr)
+        action = args.action
+        if action == "list":
+            for e in lib.list(sort=args.sort):
+                print(
+                    f"{e.name:<32} {e.modified[:19]}  v{e.versions:<3} {', '.join(e.tags):<30} {e.description[:60]}"
+                )
+        elif action == "search":
+            for name in lib.search(" ".join(args.arguments)):
+                print(name)
+        elif action == "show":
+            print(to_json(lib.load(args.arguments[0])))
+        elif action == "versions":
+            for v in lib.versions(args.arguments[0]):
+                print(f"v{v['number']:<4} {v['created'][:19]}  {v['note']}")
+        elif action == "export":
+            lib.export_json(args.arguments[0], args.arguments[1])
+            print(f"wrote {args.arguments[1]}")
+        elif action == "import":
+            print(f"imported {lib.import_json(args.arguments[0])}")
+    except LibraryError as exc:
+        raise ScenarioError(Problem("library", str(exc))) from None
+    except IndexError:
+        raise ScenarioError(
+            Problem("library", f"{args.action} needs more arguments (see --help)")
+        ) from None
+    finally:
+        lib.close()
+    return EXIT_OK

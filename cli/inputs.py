@@ -1,0 +1,79 @@
+"""What the command line reads: a scenario reference with ``--set`` overrides, and sizes.
+
+SCENARIO is a preset name, a scenario JSON file or ``library:NAME`` (the library named by
+FABRICLAB_LIBRARY, else the user's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from engine.analysis import PRESETS, load_from_library, load_preset
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import Scenario, apply_override, from_json
+
+
+def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
+    """A scenario from a preset name or a JSON file, with ``PATH=VALUE`` overrides applied."""
+    if ref.startswith("library:"):
+        scenario = load_from_library(ref, os.environ.get("FABRICLAB_LIBRARY"))
+    elif ref in PRESETS:
+        scenario = load_preset(ref)
+    else:
+        path = Path(ref)
+        if not path.exists():
+            names = ", ".join(PRESETS)
+            raise ScenarioError(
+                Problem("scenario", f"{ref!r} is neither a preset ({names}) nor a file")
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError(Problem(str(path), f"cannot read the file: {exc}")) from None
+        try:
+            scenario = from_json(text)
+        except ScenarioError as exc:
+            raise ScenarioError(
+                [Problem(f"{path}: {p.where}", p.message, p.field) for p in exc.problems]
+            ) from None
+    for item in overrides or []:
+        if "=" not in item:
+            raise ScenarioError(Problem("--set", f"expected PATH=VALUE, got {item!r}"))
+        key, value = item.split("=", 1)
+        scenario = apply_override(scenario, key.strip(), value.strip())
+    return scenario
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(text: str) -> float:
+    """Bytes from text like ``8``, ``64K``, ``8G``, ``8GiB`` (binary units, as nccl-tests)."""
+    match = re.fullmatch(
+        r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper()
+    )
+    if match is None:
+        raise ScenarioError(Problem("--sizes", f"cannot read {text!r} as a size (e.g. 8, 64K, 8G)"))
+    value = float(match.group(1)) * _UNITS[match.group(2)]
+    if value <= 0:
+        raise ScenarioError(Problem("--sizes", f"sizes must be positive, not {text!r}"))
+    return value
+
+
+def parse_sizes(spec: str, factor: float = 2.0) -> np.ndarray:
+    """Sizes from ``MIN:MAX`` in steps of `factor` (``8G:8G`` is one size)."""
+    lo_text, _, hi_text = spec.partition(":")
+    lo = parse_size(lo_text)
+    hi = parse_size(hi_text) if hi_text else lo
+    if hi < lo:
+        raise ScenarioError(
+            Problem("--sizes", f"the largest size ({hi_text}) is below the smallest ({lo_text})")
+        )
+    if factor <= 1:
+        raise ScenarioError(Problem("--factor", f"the step factor must exceed 1, not {factor:g}"))
+    count = int(np.floor(np.log(hi / lo) / np.log(factor) + 1e-9)) + 1
+    return lo * factor ** np.arange(count)

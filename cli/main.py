@@ -1,0 +1,168 @@
+"""The argument parser of every headless sub-command, and the entry that runs one.
+
+``fabriclab presets``, ``validate``, ``evaluate``, ``cost``, ``sweep``, ``compare``,
+``train``, ``collective`` and ``library``. A broken scenario prints every problem (element,
+field, what to do) and exits 2; a bad command line exits 2 as well; nothing prints a
+traceback at the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cli import commands as cmd
+from cli.commands import EXIT_INVALID
+from engine.analysis import METRICS, OPS
+from engine.catalog.errors import CatalogError
+from engine.model.errors import ScenarioError
+
+
+def _command(
+    sub,
+    name: str,
+    func,
+    text: str,
+    json_help: str = "print JSON",
+    scenario: bool = True,
+    csv: bool = False,
+) -> argparse.ArgumentParser:
+    """A sub-command with the options every scenario command shares (SCENARIO, --set, --json)."""
+    p = sub.add_parser(name, help=text)
+    if scenario:
+        p.add_argument("scenario", help="preset name or scenario JSON file")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field by dotted path, e.g. routing.mode=spray (repeatable)",
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help=json_help)
+    if csv:
+        out.add_argument("--csv", action="store_true", help="print CSV")
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of all headless sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="fabriclab", description="FabricLab: what-if explorer for AI cluster networks"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("presets", help="list the shipped preset scenarios")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd.run_presets)
+    _command(sub, "validate", cmd.run_validate, "check a scenario and report every problem")
+    p = _command(
+        sub,
+        "evaluate",
+        cmd.run_evaluate,
+        "topology, permutation test, collective and training step",
+    )
+    p.add_argument(
+        "--parts",
+        default="permutation,collective,training",
+        help="comma-separated probes: permutation, collective, training, cost (default: the first three)",
+    )
+    p = _command(
+        sub, "cost", cmd.run_cost, "bill of materials, capital cost, power and energy cost"
+    )
+    p.add_argument(
+        "--years", type=float, default=5.0, help="years of operation for the energy cost"
+    )
+    p.add_argument(
+        "--usd-per-kwh",
+        type=float,
+        default=None,
+        help="electricity price (default: catalog datacenter.usd_per_kwh)",
+    )
+    p.add_argument(
+        "--pue",
+        type=float,
+        default=None,
+        help="power usage effectiveness (default: catalog datacenter.pue)",
+    )
+    p = _command(
+        sub, "sweep", cmd.run_sweep, "vary one or two fields and collect a metric", csv=True
+    )
+    p.add_argument("--param", required=True, help="dotted path, e.g. fabric.switch_latency_ns")
+    p.add_argument("--values", required=True, help="v1,v2,... or start:stop:count")
+    p.add_argument("--param2", help="a second dotted path (a grid)")
+    p.add_argument("--values2", help="values of --param2")
+    p.add_argument("--metric", required=True, choices=sorted(METRICS), help="what to collect")
+    p.add_argument(
+        "--workers", type=int, default=0, help="processes (default: one per core; 1: inline)"
+    )
+    p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
+    p = _command(
+        sub,
+        "compare",
+        cmd.run_compare,
+        "two scenarios side by side (or one against its IB/RoCE twin)",
+        scenario=False,
+    )
+    p.add_argument("scenario_a", help="preset name or scenario JSON file")
+    p.add_argument("scenario_b", nargs="?", help="the second scenario")
+    p.add_argument(
+        "--convert", choices=["infiniband", "roce"], help="compare with scenario_a converted"
+    )
+    p.add_argument(
+        "--parts", default="permutation,collective,training,cost", help="what to compare"
+    )
+    p = _command(
+        sub, "train", cmd.run_train, "one training step: compute, communication per kind, MFU"
+    )
+    p.add_argument(
+        "--model", help="model preset (gpt3-175b, llama3-70b, llama3-405b, mixtral-8x7b)"
+    )
+    p = _command(
+        sub,
+        "collective",
+        cmd.run_collective,
+        "time a collective over message sizes (nccl-tests style)",
+        json_help="print a JSON list of rows",
+    )
+    p.add_argument("--op", choices=OPS, help="collective (default: the scenario's)")
+    p.add_argument("--algo", help="algorithm, or auto (the fastest per size)")
+    p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], help="NCCL protocol")
+    p.add_argument("--ranks", type=int, help="the first N GPUs in placement order (8 = one server)")
+    p.add_argument(
+        "--sizes", default="8:16G", help="MIN:MAX bytes, e.g. 8:16G or 8G:8G (default 8:16G)"
+    )
+    p.add_argument("--factor", type=float, default=4.0, help="step between sizes (default 4)")
+    p = sub.add_parser(
+        "library", help="the scenario library: list, search, show, versions, export, import"
+    )
+    p.add_argument(
+        "--path",
+        help="library file (default: the user's library; FABRICLAB_LIBRARY for library:NAME)",
+    )
+    p.add_argument(
+        "--sort", default="modified", choices=["modified", "name", "created"], help="list order"
+    )
+    p.add_argument("action", choices=["list", "search", "show", "versions", "export", "import"])
+    p.add_argument("arguments", nargs="*", help="QUERY | NAME | NAME FILE | FILE")
+    p.set_defaults(func=cmd.run_library)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one sub-command; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as exc:
+        print(f"{len(exc.problems)} problem(s) in the scenario:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    except CatalogError as exc:
+        print(f"catalog error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except MemoryError as exc:
+        print(f"too large: {exc}", file=sys.stderr)
+        return EXIT_INVALID

@@ -1,0 +1,72 @@
+"""The one door of the engine: everything the front ends (`cli`, `ui`) ask of it.
+
+Front ends import from here, `engine.model`, `engine.catalog` and `engine.library` only (a
+contract in pyproject.toml); every figure they show is computed behind this door.
+"""
+
+from __future__ import annotations
+
+from engine.analysis.compare import compare, convert_technology
+from engine.analysis.evaluate import evaluate, training_summary
+from engine.analysis.interactive import PARTS, run_evaluation
+from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
+from engine.analysis.probes import collective_run, cost_run, fabric_size, training_run
+from engine.analysis.self_check import (
+    CheckResult,
+    SelfCheckError,
+    check_evaluation,
+    check_library,
+    check_numba_cache,
+    check_resources,
+    run_check,
+)
+from engine.analysis.sources import load_from_library, open_library, seed_with_presets
+from engine.analysis.sweep import METRICS, default_executor, parse_values, sweep
+from engine.collectives.schedules import OPS
+from engine.collectives.timing import DEFAULT_SIZES
+from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
+from engine.runtime.progress import Progress, RunCancelledError
+from engine.runtime.resources import resource_dir, resource_path
+from engine.topology.generators import TEMPLATES, generate
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "DEFAULT_SIZES",
+    "LATENCIES_NS",
+    "METRICS",
+    "OPS",
+    "PARTS",
+    "PRESETS",
+    "ROW_KEYS",
+    "TEMPLATES",
+    "CheckResult",
+    "Progress",
+    "RunCancelledError",
+    "SelfCheckError",
+    "check_evaluation",
+    "check_library",
+    "check_numba_cache",
+    "check_resources",
+    "collective_run",
+    "compare",
+    "convert_technology",
+    "cost_run",
+    "default_executor",
+    "evaluate",
+    "fabric_size",
+    "generate",
+    "latency_rows",
+    "load_from_library",
+    "load_preset",
+    "open_library",
+    "parse_values",
+    "preset_names",
+    "resource_dir",
+    "resource_path",
+    "run_check",
+    "run_evaluation",
+    "seed_with_presets",
+    "sweep",
+    "training_run",
+    "training_summary",
+]

@@ -1,0 +1,221 @@
+"""Evaluation of a scenario: its topology summary and a permutation-traffic test.
+
+The permutation test is the classic probe of a fabric's routing: every GPU sends to one GPU
+on another server at once. On a non-blocking fabric with perfect load balance every flow gets
+line rate; static ECMP hash collisions, oversubscription and failures show up as flows below
+it. Results are plain dicts of numbers (SI units, fractions) ready for JSON, the CLI and the UI.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import numpy as np
+
+from engine.catalog.devices import Catalog, default_catalog
+from engine.flows.solver import link_loads, max_min_rates
+from engine.flows.traffic import permutation
+from engine.flows.utilization import (
+    hottest_links,
+    summary_stats,
+    utilization_by_tier,
+    utilization_histogram,
+)
+from engine.model.scenario import Scenario
+from engine.routing.router import Router
+from engine.runtime.progress import Progress, checkpoint
+from engine.topology.expand import NODE_SWITCH, NVLINK_BUNDLE, Fabric, expand
+
+
+def topology_summary(fabric: Fabric) -> dict[str, Any]:
+    """GPUs, servers, switches per tier, cables per bundle, bisection and oversubscription."""
+    s = fabric.scenario
+    switches: dict[str, int] = {}
+    for g in s.groups:
+        if g.kind == "switch":
+            switches[g.tier] = switches.get(g.tier, 0) + g.count
+    cables = {b.id: int(fabric.bundle_cables[i]) for i, b in enumerate(s.bundles)}
+    up = fabric.link_upward & fabric.network_link_mask()
+    tiers_order = ["server", "leaf", "spine", "core"]
+    capacity_up: dict[str, float] = {}
+    for i, b in enumerate(s.bundles):
+        lower = s.group(b.a).tier
+        mask = up & (fabric.link_bundle == i)
+        capacity_up[lower] = capacity_up.get(lower, 0.0) + float(fabric.link_capacity[mask].sum())
+    oversubscription = {}
+    for lower, upper in itertools.pairwise(tiers_order):
+        if capacity_up.get(lower) and capacity_up.get(upper):
+            oversubscription[upper] = capacity_up[lower] / capacity_up[upper]
+    cuts = [v for v in capacity_up.values() if v > 0]
+    return {
+        "name": s.metadata.name,
+        "gpus": fabric.n_gpus,
+        "servers": fabric.n_servers,
+        "switches": switches,
+        "switches_total": int(np.count_nonzero(fabric.node_kind == NODE_SWITCH)),
+        "cables": cables,
+        "cables_total": int(fabric.bundle_cables.sum()),
+        "cables_working": int(fabric.bundle_cables_up.sum()),
+        "directed_links": fabric.n_links,
+        "endpoint_bandwidth_Bps": float(fabric.gpu_line_rate.sum()),
+        "bisection_bandwidth_Bps": min(cuts) / 2 if cuts else 0.0,
+        "oversubscription": oversubscription,
+    }
+
+
+def permutation_test(
+    fabric: Fabric,
+    router: Router | None = None,
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Throughput of every flow of a random permutation, as a fraction of its NIC's line rate."""
+    s = fabric.scenario
+    router = router or Router(fabric)
+    src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    src, dst = src[cross], dst[cross]
+    t0 = time.perf_counter()
+    routed = router.route(src, dst, s.routing, connection_bytes=s.workload.message_bytes)
+    t_route = time.perf_counter() - t0
+    checkpoint(progress, 0.7, "max-min rates")
+    t0 = time.perf_counter()
+    rates = max_min_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
+    )
+    t_solve = time.perf_counter() - t0
+    per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
+    line_rate = fabric.gpu_line_rate[src]
+    line_rate = np.where(line_rate > 0, line_rate, np.max(fabric.gpu_line_rate))
+    reached = np.setdiff1d(np.arange(routed.n_connections), routed.unreachable)
+    fraction = per_conn[reached] / line_rate[reached]
+    loads = link_loads(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, rates, fabric.n_links
+    )
+    util = loads / fabric.link_capacity
+    # Flows whose path climbs above the leaf tier: more than two network hops.
+    network = fabric.link_bundle[routed.entry_link] != NVLINK_BUNDLE
+    hops = np.add.reduceat(np.where(network, routed.entry_weight, 0.0), routed.flow_ptr[:-1])
+    conn_hops = np.zeros(routed.n_connections)
+    np.maximum.at(conn_hops, routed.connection, hops)
+    cross_leaf = conn_hops[reached] > 2 + 1e-9
+    per_tier = utilization_by_tier(fabric, util)
+    hottest = hottest_links(fabric, util)
+    return {
+        "connections": int(routed.n_connections),
+        "flows": int(routed.n_flows),
+        "unreachable": int(routed.unreachable.size),
+        "routing": s.routing.mode,
+        "flows_per_connection": int(s.routing.flows_per_connection),
+        "throughput_fraction": summary_stats(fraction),
+        "cross_leaf_throughput_fraction": summary_stats(fraction[cross_leaf]),
+        "cross_leaf_connections": int(cross_leaf.sum()),
+        "below_99pct_fraction": float(np.mean(fraction < 0.99)) if fraction.size else 0.0,
+        "aggregate_throughput_Bps": float(per_conn.sum()),
+        "mean_path_latency_s": float(routed.latency.mean()) if routed.latency.size else 0.0,
+        "link_utilization": per_tier,
+        "utilization_histogram": utilization_histogram(fabric, util),
+        "hottest_links": hottest,
+        "route_s": t_route,
+        "solve_s": t_solve,
+    }
+
+
+def collective_summary(
+    fabric: Fabric,
+    router: Router,
+    catalog: Catalog,
+    sizes: np.ndarray | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The scenario's collective (workload op, algorithm, ranks) at `sizes` bytes
+    (default: the workload's `message_bytes`)."""
+    from engine.collectives.timing import CollectiveEngine, placement
+
+    w = fabric.scenario.workload
+    engine = CollectiveEngine(fabric, catalog, router)
+    sizes = np.array([w.message_bytes]) if sizes is None else np.asarray(sizes, dtype=float)
+    result = engine.run(
+        w.op, placement(fabric, w.ranks), sizes, w.algorithm, w.protocol, progress=progress
+    )
+    return result.to_dict()
+
+
+def training_summary(fabric: Fabric, catalog: Catalog) -> dict[str, Any]:
+    """One training step of the scenario's training job."""
+    from engine.training.step import train_step
+
+    return train_step(fabric, fabric.scenario.workload.training, catalog)
+
+
+def evaluate(
+    scenario: Scenario,
+    catalog: Catalog | None = None,
+    parts: tuple[str, ...] = ("permutation", "collective", "training"),
+    collective_sizes: np.ndarray | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
+
+    `parts` chooses the probes: the permutation test, the workload's collective, one
+    training step of its training job and the cost report. `progress` hears how far the run
+    got and can stop it between chunks (`engine.runtime.progress.RunCancelledError`).
+    """
+    catalog = catalog or default_catalog()
+    checkpoint(progress, 0.0, "expand")
+    t0 = time.perf_counter()
+    fabric = expand(scenario, catalog)
+    t_expand = time.perf_counter() - t0
+    router = Router(fabric)
+    report: dict[str, Any] = {"topology": topology_summary(fabric)}
+    spans = _part_spans(parts)
+    if "permutation" in parts:
+        checkpoint(progress, spans["permutation"][0], "permutation test")
+        report["permutation"] = permutation_test(
+            fabric, router, progress=_sub(progress, spans["permutation"])
+        )
+    if "collective" in parts:
+        checkpoint(progress, spans["collective"][0], "collective")
+        report["collective"] = collective_summary(
+            fabric, router, catalog, collective_sizes, progress=_sub(progress, spans["collective"])
+        )
+    if "training" in parts:
+        checkpoint(progress, spans["training"][0], "training step")
+        report["training"] = training_summary(fabric, catalog)
+    if "cost" in parts:
+        from engine.cost.report import cost_report
+
+        checkpoint(progress, spans["cost"][0], "cost")
+        busbw = report["collective"]["rows"][-1]["busbw_GBps"] if "collective" in report else None
+        tokens = report["training"]["tokens_per_s"] if "training" in report else None
+        report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
+    report["warnings"] = [str(w) for w in fabric.warnings]
+    report["expand_s"] = t_expand
+    checkpoint(progress, 1.0, "done")
+    return report
+
+
+# Rough share of each part in the run time of a large fabric (131,072 GPUs: expansion 0.5 s,
+# permutation 5 s, collective 10 s, training 1.5 s), so the progress bar moves evenly.
+_PART_WEIGHTS = {"expand": 0.5, "permutation": 5.0, "collective": 10.0, "training": 1.5}
+
+
+def _part_spans(parts: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    """The slice of 0..1 that each chosen part of `evaluate` fills in a progress report."""
+    chosen = [
+        "expand",
+        *(p for p in ("permutation", "collective", "training", "cost") if p in parts),
+    ]
+    weights = [_PART_WEIGHTS.get(p, 0.2) for p in chosen]
+    total = sum(weights)
+    spans, start = {}, 0.0
+    for part, weight in zip(chosen, weights, strict=True):
+        spans[part] = (start, start + weight / total)
+        start += weight / total
+    return spans
+
+
+def _sub(progress: Progress | None, span: tuple[float, float]) -> Progress | None:
+    return None if progress is None else progress.part(*span)

@@ -1,0 +1,38 @@
+"""Where the front ends get scenarios: the shipped presets and the user's library.
+
+A new library starts seeded with the presets; the library itself knows nothing of presets
+(it stores scenarios), so the seeding is wired here, in the door both front ends use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.library.store import Library, LibraryError, default_library_path
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import Scenario
+from engine.presets.scenarios import PRESETS
+
+
+def seed_with_presets(library: Library) -> None:
+    """Fill a new library with the shipped presets (the default one first)."""
+    for factory in PRESETS.values():
+        library.save(factory(), note="preset shipped with FabricLab")
+
+
+def open_library(path: str | Path | None = None) -> Library:
+    """Open (or create and seed with the presets) a library; the default one when no path."""
+    return Library(path or default_library_path(), seed=seed_with_presets)
+
+
+def load_from_library(ref: str, path: str | Path | None = None) -> Scenario:
+    """A scenario from a ``library:NAME`` reference."""
+    name = ref.removeprefix("library:")
+    try:
+        lib = open_library(path)
+        try:
+            return lib.load(name)
+        finally:
+            lib.close()
+    except LibraryError as exc:
+        raise ScenarioError(Problem("scenario", str(exc))) from None

@@ -1,0 +1,232 @@
+"""Sweeps: one or two scenario fields varied, one result metric collected, on any Executor.
+
+A what-if is a curve. `sweep` applies each value (by the same dotted paths as ``--set``),
+evaluates a named metric for every point and returns a table ready for plotting. Points run
+on any `concurrent.futures.Executor`: a process pool sized to the machine by default, a
+dask.distributed client's executor for a cluster, or inline. Progress is reported through a
+callback as points finish; a cancel request stops the pending points and keeps the finished
+ones. Every point is computed from the scenario's JSON alone, so results do not depend on
+where or in which order they ran.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import Scenario, apply_override, from_json, to_json
+
+
+def _permutation_mean(fabric, catalog) -> float:
+    from engine.analysis.evaluate import permutation_test
+
+    return permutation_test(fabric)["throughput_fraction"]["mean"]
+
+
+def _collective_row(fabric, catalog) -> dict[str, Any]:
+    from engine.analysis.evaluate import collective_summary
+    from engine.routing.router import Router
+
+    return collective_summary(fabric, Router(fabric), catalog)["rows"][0]
+
+
+def _training(fabric, catalog) -> dict[str, Any]:
+    from engine.training.step import train_step
+
+    return train_step(fabric, fabric.scenario.workload.training, catalog)
+
+
+def _cost(fabric, catalog) -> dict[str, Any]:
+    from engine.cost.report import cost_report
+
+    return cost_report(fabric, catalog)
+
+
+# Metric name -> (probe, key in the probe's result). Probes run on the expanded fabric.
+METRICS: dict[str, tuple[Callable[..., Any], str | None]] = {
+    "permutation_mean_throughput": (_permutation_mean, None),
+    "busbw_GBps": (_collective_row, "busbw_GBps"),
+    "algbw_GBps": (_collective_row, "algbw_GBps"),
+    "collective_time_s": (_collective_row, "time_s"),
+    "step_s": (_training, "step_s"),
+    "gpu_utilization": (_training, "gpu_utilization"),
+    "mfu": (_training, "mfu"),
+    "tokens_per_s": (_training, "tokens_per_s"),
+    "exposed_comm_s": (_training, "exposed_comm_s"),
+    "capex_usd": (_cost, "capex_usd"),
+    "network_capex_usd": (_cost, "network_capex_usd"),
+    "cost_per_gpu_usd": (_cost, "cost_per_gpu_usd"),
+    "power_w": (_cost, "power_w"),
+    "network_power_w": (_cost, "network_power_w"),
+}
+
+
+def evaluate_metric(scenario_json: str, metric: str) -> float:
+    """The value of `metric` for one scenario given as JSON (runs in a worker process)."""
+    from engine.catalog.devices import default_catalog
+    from engine.topology.expand import expand
+
+    probe, key = METRICS[metric]
+    catalog = default_catalog()
+    fabric = expand(from_json(scenario_json), catalog)
+    result = probe(fabric, catalog)
+    return float(result if key is None else result[key])
+
+
+def parse_values(text: str) -> list[str]:
+    """Sweep values from ``v1,v2,...`` or a range ``start:stop:count`` (evenly spaced)."""
+    text = text.strip()
+    if text.count(":") == 2 and "," not in text:
+        start, stop, count = text.split(":")
+        try:
+            lo, hi, n = float(start), float(stop), int(count)
+        except ValueError:
+            raise ScenarioError(
+                Problem("--values", f"cannot read range {text!r}; use start:stop:count")
+            ) from None
+        if n < 1:
+            raise ScenarioError(Problem("--values", f"a range needs at least one point, not {n}"))
+        return [f"{v:.12g}" for v in np.linspace(lo, hi, n)]
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise ScenarioError(Problem("--values", "no values given"))
+    return values
+
+
+@dataclass
+class SweepResult:
+    """The points of a sweep: parameter values, metric per point (NaN: not run)."""
+
+    metric: str
+    params: list[str]
+    values: list[list[str]]
+    points: list[tuple[str, ...]]
+    results: np.ndarray
+    cancelled: bool = False
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def table(self) -> dict[str, list[Any]]:
+        """Columns: one per parameter and the metric, one row per point."""
+        columns: dict[str, list[Any]] = {
+            p: [pt[i] for pt in self.points] for i, p in enumerate(self.params)
+        }
+        columns[self.metric] = [None if math.isnan(v) else float(v) for v in self.results]
+        return columns
+
+    def grid(self) -> np.ndarray:
+        """The metric as an array shaped by the parameters' value counts."""
+        return self.results.reshape([len(v) for v in self.values])
+
+    def to_csv(self) -> str:
+        """The table as CSV text."""
+        columns = self.table()
+        names = list(columns)
+        rows = [",".join(names)]
+        for i in range(len(self.points)):
+            rows.append(
+                ",".join("" if columns[n][i] is None else str(columns[n][i]) for n in names)
+            )
+        return "\n".join(rows) + "\n"
+
+
+def default_executor(workers: int | None = None) -> Executor:
+    """A process pool with one worker per core (or `workers`)."""
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+
+
+def sweep(
+    scenario: Scenario,
+    params: Sequence[tuple[str, Sequence[str]]],
+    metric: str,
+    executor: Executor | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> SweepResult:
+    """Evaluate `metric` at every combination of the parameters' values.
+
+    `params` holds one or two ``(dotted path, values)`` pairs; values are text as on the
+    command line. All points are checked before any runs (a bad path or value fails at once).
+    `progress(done, total)` is called as points finish; when `cancelled()` turns true, points
+    not yet started are dropped and the result says so. Without an executor the points run
+    inline, one after another.
+    """
+    if metric not in METRICS:
+        raise ScenarioError(
+            Problem("--metric", f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+        )
+    if not 1 <= len(params) <= 2:
+        raise ScenarioError(Problem("--param", "a sweep varies one or two parameters"))
+    names = [p for p, _ in params]
+    values = [list(v) for _, v in params]
+    points = list(itertools.product(*values))
+    documents = []
+    for point in points:
+        s = scenario
+        for name, value in zip(names, point, strict=True):
+            s = apply_override(s, name, value)
+        documents.append(to_json(s, indent=None))
+    results = np.full(len(points), np.nan)
+    errors: dict[int, str] = {}
+    was_cancelled = False
+    done = 0
+    if executor is None:
+        for i, doc in enumerate(documents):
+            if cancelled is not None and cancelled():
+                was_cancelled = True
+                break
+            results[i] = _run_point(doc, metric, errors, i)
+            done += 1
+            if progress:
+                progress(done, len(points))
+    else:
+        futures: dict[Future, int] = {
+            executor.submit(evaluate_metric, doc, metric): i for i, doc in enumerate(documents)
+        }
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except ScenarioError as exc:
+                errors[i] = str(exc)
+            except Exception as exc:  # a cancelled future or a worker that died
+                if not future.cancelled():
+                    errors[i] = f"{type(exc).__name__}: {exc}"
+            done += 1
+            if progress:
+                progress(done, len(points))
+            if cancelled is not None and cancelled() and not was_cancelled:
+                was_cancelled = True
+                for other in futures:
+                    other.cancel()
+    return SweepResult(metric, names, values, points, results, was_cancelled, errors)
+
+
+def _run_point(doc: str, metric: str, errors: dict[int, str], index: int) -> float:
+    try:
+        return evaluate_metric(doc, metric)
+    except ScenarioError as exc:
+        errors[index] = str(exc)
+        return float("nan")
+
+
+def pareto_front(cost: Sequence[float], performance: Sequence[float]) -> list[int]:
+    """Indices of the points no other point beats on both cost (lower) and performance (higher)."""
+    c = np.asarray(cost, dtype=float)
+    p = np.asarray(performance, dtype=float)
+    order = np.lexsort((-p, c))  # by cost, then best performance first
+    front, best = [], -np.inf
+    for i in order:
+        if np.isnan(c[i]) or np.isnan(p[i]):
+            continue
+        if p[i] > best:
+            front.append(int(i))
+            best = p[i]
+    return front

@@ -1,0 +1,554 @@
+"""Collective timing on the expanded fabric: time, algbw and busbw per message size.
+
+Each stage of a schedule (`engine.collectives.schedules`) is routed once and run through the
+fluid simulation with one byte of message: flows of one stage carry fixed shares of the
+message, so the time of the bandwidth part scales exactly with the message size. To it the
+model adds, per step, the path latency of the routed flows and NCCL's per-step software
+latency of the protocol (LL, LL128, Simple), and NCCL's base latency once per collective.
+Protocols trade bandwidth for latency by NCCL's own factors; ``auto`` picks the fastest
+algorithm and protocol per size, as NCCL's tuner does.
+
+Technology effects: header efficiency (in the link capacities), NVLink protocol efficiency,
+``incast_efficiency`` on links shared by several flows (congestion control under contention),
+and packet loss with its recovery (link-level retransmission, go-back-N, selective repeat)
+as retransmitted bytes and an expected recovery delay per step. busbw follows the nccl-tests
+definitions (NVIDIA/nccl-tests, doc/PERFORMANCE.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from engine.catalog.devices import Catalog, default_catalog
+from engine.collectives.schedules import (
+    ALGORITHMS,
+    NCCL_ALGORITHMS,
+    Stage,
+    build_schedule,
+    bus_factor,
+    layout,
+)
+from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
+from engine.flows.utilization import hottest_links, utilization_by_tier
+from engine.model.errors import Problem, ScenarioError
+from engine.routing.router import Router
+from engine.runtime.progress import Progress, checkpoint, poll
+from engine.topology.expand import NVLINK_BUNDLE, Fabric
+
+PROTOCOLS = ("ll", "ll128", "simple")
+# Stages with more flows than this are timed by one max-min allocation instead of the
+# event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).
+FLUID_MAX_FLOWS = 50_000
+DEFAULT_SIZES = 8 * 4 ** np.arange(16)  # 8 B .. 8 GiB in powers of 4
+
+
+@dataclass
+class StageProfile:
+    """A routed stage at one byte of message: seconds per byte and its path latencies."""
+
+    seconds_per_byte: float
+    net_latency_s: float
+    nvlink_latency_s: float
+    link_bytes_per_byte: np.ndarray | None
+    loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
+    loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
+
+
+@dataclass
+class Technology:
+    """The technology knobs in force for a fabric (catalog defaults, scenario overrides)."""
+
+    nvlink_efficiency: float
+    nvls_efficiency: float
+    incast_efficiency: float
+    packet_loss_rate: float
+    loss_recovery: str
+    mtu_bytes: int
+    bw_factor: dict[str, float]
+    base_latency_s: dict[str, dict[str, float]]
+    step_net_s: dict[str, dict[str, float]]
+    step_nvlink_s: dict[str, dict[str, float]]
+    sharp: bool
+
+
+def technology(fabric: Fabric, catalog: Catalog) -> Technology:
+    """The effective technology parameters of a fabric's scenario."""
+    f = fabric.scenario.fabric
+    tech = catalog.technology(f.technology)
+    nccl = catalog.technology("nccl")
+
+    def us(table: dict) -> dict[str, dict[str, float]]:
+        return {algo: {p: v * 1e-6 for p, v in row.items()} for algo, row in table.items()}
+
+    switches = [
+        catalog.get(g.model, "switch") for g in fabric.scenario.groups if g.kind == "switch"
+    ]
+    sharp = (
+        f.technology == "infiniband"
+        and bool(switches)
+        and all(
+            sw.has("in_network_reduction") and sw.value("in_network_reduction") for sw in switches
+        )
+    )
+    return Technology(
+        nvlink_efficiency=float(nccl.value("nvlink_bw_efficiency")),
+        nvls_efficiency=float(nccl.value("nvls_efficiency")),
+        incast_efficiency=float(
+            f.incast_efficiency
+            if f.incast_efficiency is not None
+            else tech.value("incast_efficiency")
+        ),
+        packet_loss_rate=float(
+            f.packet_loss_rate if f.packet_loss_rate is not None else tech.value("packet_loss_rate")
+        ),
+        loss_recovery=f.loss_recovery or str(tech.value("loss_recovery")),
+        mtu_bytes=int(f.mtu_bytes or tech.value("mtu_bytes")),
+        bw_factor={p: float(nccl.value(f"protocol_bw_factor_{p}")) for p in PROTOCOLS},
+        base_latency_s=us(nccl.value("base_latency_us")),
+        step_net_s=us(nccl.value("step_latency_net_us")),
+        step_nvlink_s=us(nccl.value("step_latency_nvlink_us")),
+        sharp=sharp,
+    )
+
+
+@dataclass
+class CollectiveResult:
+    """The timing of one collective over a range of message sizes."""
+
+    op: str
+    ranks: int
+    rows: list[dict[str, Any]]
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    breakdown: list[dict[str, Any]] = field(default_factory=list)
+    link_utilization: dict[str, dict[str, float]] = field(default_factory=dict)
+    hottest_links: list[dict[str, Any]] = field(default_factory=list)
+    link_util: np.ndarray | None = None
+    engine_s: float = 0.0
+
+    def busbw_curves(self) -> dict[str, list[float]]:
+        """Bus bandwidth (GB/s) per algorithm at every size, as the curves' times give it."""
+        factor = bus_factor(self.op, self.ranks)
+        sizes = [row["bytes"] for row in self.rows]
+        return {
+            algo: [
+                s / t * factor / 1e9 if t > 0 else 0.0 for s, t in zip(sizes, times, strict=True)
+            ]
+            for algo, times in self.curves.items()
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (per-link arrays left out)."""
+        return {
+            "op": self.op,
+            "ranks": self.ranks,
+            "rows": self.rows,
+            "curves_time_s": self.curves,
+            "curves_busbw_GBps": self.busbw_curves(),
+            "breakdown": self.breakdown,
+            "link_utilization": self.link_utilization,
+            "hottest_links": self.hottest_links,
+            "engine_s": self.engine_s,
+        }
+
+
+class CollectiveEngine:
+    """Times collectives on one fabric; routed stages are cached between calls."""
+
+    def __init__(
+        self, fabric: Fabric, catalog: Catalog | None = None, router: Router | None = None
+    ):
+        self.fabric = fabric
+        self.catalog = catalog or default_catalog()
+        self.router = router or Router(fabric)
+        self.tech = technology(fabric, self.catalog)
+        cap = fabric.link_capacity.copy()
+        nvlink = fabric.link_bundle == NVLINK_BUNDLE
+        cap[nvlink] *= self.tech.nvlink_efficiency
+        if self.tech.loss_recovery == "link-retransmit" and self.tech.packet_loss_rate > 0:
+            cap[~nvlink] /= 1 + self.tech.packet_loss_rate  # each loss resent once, on the link
+        self.capacity = cap
+        self._profiles: dict[str, StageProfile] = {}
+
+    # ---------------------------------------------------------------------------------------
+    def nic_seconds_per_byte(self, ranks: np.ndarray) -> float:
+        """Seconds per byte through the slowest NIC of `ranks` (for switch-reduced stages)."""
+        rate = self.fabric.gpu_line_rate[ranks]
+        if np.any(rate <= 0):
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    "a rank's NIC has no working cable; in-network reduction "
+                    "needs every rank on the fabric",
+                    "algorithm",
+                )
+            )
+        return 1.0 / float(rate.min())
+
+    def nvlink_seconds_per_byte(self, ranks: np.ndarray) -> float:
+        """Seconds per byte of NVLink SHARP traffic on the slowest GPU of `ranks`."""
+        up = self.capacity[self.fabric.gpu_nvlink_up[ranks]]
+        return 1.0 / (float(up.min()) * self.tech.nvls_efficiency)
+
+    def _analytic_link_bytes(self, stage: Stage, ranks: np.ndarray) -> np.ndarray:
+        """Bytes per byte of S on the links a switch-reduced stage uses (both directions)."""
+        fab = self.fabric
+        link_bytes = np.zeros(fab.n_links)
+        if stage.analytic_links == "nvlink":
+            links = np.concatenate([fab.gpu_nvlink_up[ranks], fab.gpu_nvlink_down[ranks]])
+        else:
+            mine = np.zeros(fab.n_nodes, dtype=bool)
+            mine[ranks] = True
+            net = fab.link_bundle != NVLINK_BUNDLE
+            links = np.flatnonzero(net & (mine[fab.link_src] | mine[fab.link_dst]))
+        link_bytes[links] = stage.analytic_share
+        return link_bytes
+
+    def profile(
+        self, stage: Stage, ranks: np.ndarray | None = None, progress: Progress | None = None
+    ) -> StageProfile:
+        """Route and simulate one stage at one byte of message (cached by its pattern).
+
+        `progress` may stop the run between routing and the rate computation.
+        """
+        if stage.analytic_s_per_byte is not None:
+            link_bytes = self._analytic_link_bytes(stage, ranks) if ranks is not None else None
+            # The reduction climbs from every rank to the top of its tree and back down: as
+            # far as the path from the first rank to the last.
+            lat = 0.0
+            if ranks is not None and ranks.size > 1:
+                lat = float(
+                    self.router.route(ranks[:1], ranks[-1:], self.fabric.scenario.routing).latency[
+                        0
+                    ]
+                )
+            if stage.analytic_links == "nvlink":
+                return StageProfile(stage.analytic_s_per_byte, 0.0, lat, link_bytes)
+            return StageProfile(stage.analytic_s_per_byte, lat, 0.0, link_bytes)
+        uniform = stage.share.size > 0 and np.all(stage.share == stage.share[0])
+        if uniform and stage.share[0] != 1.0:
+            # Time scales with the bytes when every flow carries the same share: route the
+            # pattern once at share 1 and scale (halving steps differ only in their shares).
+            unit = self.profile(replace(stage, share=np.ones_like(stage.share)), ranks, progress)
+            k = float(stage.share[0])
+            return StageProfile(
+                unit.seconds_per_byte * k,
+                unit.net_latency_s,
+                unit.nvlink_latency_s,
+                None if unit.link_bytes_per_byte is None else unit.link_bytes_per_byte * k,
+                unit.loss_log_survival_per_byte * k,
+                unit.loss_rtt_s,
+            )
+        digest = hashlib.sha1()
+        for array in (stage.src, stage.dst, stage.share):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        key = digest.hexdigest()
+        cached = self._profiles.get(key)
+        if cached is not None:
+            return cached
+        fab = self.fabric
+        routed = self.router.route(
+            stage.src, stage.dst, fab.scenario.routing, connection_bytes=stage.share
+        )
+        if routed.unreachable.size:
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    f"{routed.unreachable.size} flows of {stage.name} cannot be routed",
+                    "ranks",
+                )
+            )
+        poll(progress, stage.name)
+        capacity = self.capacity.copy()
+        network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
+        flows_on_link = np.bincount(routed.entry_link[network_entry], minlength=fab.n_links)
+        contended = flows_on_link >= 2
+        capacity[contended] *= self.tech.incast_efficiency
+        sizes = routed.flow_bytes.copy()
+        network_flow = np.add.reduceat(network_entry.astype(np.int64), routed.flow_ptr[:-1]) > 0
+        loss_log, loss_rtt = 0.0, 0.0
+        p = self.tech.packet_loss_rate
+        if p > 0 and np.any(network_flow):
+            hops = np.add.reduceat(network_entry * routed.entry_weight, routed.flow_ptr[:-1])
+            flow_loss = 1 - (1 - p) ** hops  # per packet, end to end
+            rtt = 2 * routed.latency
+            if self.tech.loss_recovery == "go-back-n":
+                window = np.maximum(
+                    1.0, fab.gpu_line_rate[routed.src_gpu] * rtt / self.tech.mtu_bytes
+                )
+                sizes *= 1 + flow_loss * window  # every loss resends the window in flight
+            elif self.tech.loss_recovery == "selective-repeat":
+                sizes *= 1 + flow_loss
+            if self.tech.loss_recovery != "link-retransmit":
+                # A step waits for its slowest flow: one round trip more when any flow lost a packet.
+                packets_per_byte = routed.flow_bytes[network_flow] / self.tech.mtu_bytes
+                loss_log = float(np.sum(packets_per_byte * np.log1p(-flow_loss[network_flow])))
+                loss_rtt = float(rtt[network_flow].max())
+        if routed.n_flows <= FLUID_MAX_FLOWS:
+            result = simulate_fluid(
+                routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity, sizes
+            )
+            makespan, link_bytes = result.makespan, result.link_bytes
+        else:
+            # One max-min allocation: the slowest flow at its rate bounds the stage from above
+            # (flows only speed up as others finish); exact when the bottlenecks are shared alike.
+            rates = max_min_rates(routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity)
+            makespan = float(np.max(sizes / rates))
+            link_bytes = link_loads(
+                routed.flow_ptr, routed.entry_link, routed.entry_weight, sizes, fab.n_links
+            )
+        latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
+        latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
+        prof = StageProfile(makespan, latency_net, latency_nv, link_bytes, loss_log, loss_rtt)
+        self._profiles[key] = prof
+        return prof
+
+    def algorithms(self, op: str, ranks: np.ndarray) -> list[str]:
+        """The NCCL algorithms that can run `op` on these ranks here (what `auto` tries)."""
+        lay = layout(ranks, self.fabric.gpu_server)
+        names = []
+        for algo in ALGORITHMS[op]:
+            if algo not in NCCL_ALGORITHMS or (algo == "sharp" and not self.tech.sharp):
+                continue
+            try:
+                build_schedule(op, algo, lay)
+            except ScenarioError:
+                continue
+            names.append(algo)
+        return names
+
+    def _schedule(self, op: str, algo: str, groups: list[np.ndarray]) -> list[Stage]:
+        """The stages of `algo` for every group, merged stage by stage into one schedule."""
+        per_group = []
+        for ranks in groups:
+            lay = layout(ranks, self.fabric.gpu_server)
+            per_group.append(
+                build_schedule(
+                    op,
+                    algo,
+                    lay,
+                    self.nic_seconds_per_byte(ranks) if algo == "sharp" else 0.0,
+                    self.nvlink_seconds_per_byte(ranks) if algo == "nvls" else 0.0,
+                )
+            )
+        if len(per_group) == 1:
+            return per_group[0]
+        if len({len(p) for p in per_group}) != 1:
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    f"concurrent {op} groups differ in shape; give groups of equal size and layout",
+                    "ranks",
+                )
+            )
+        merged = []
+        for stages in zip(*per_group, strict=True):
+            first = stages[0]
+            merged.append(
+                Stage(
+                    first.name,
+                    np.concatenate([st.src for st in stages]),
+                    np.concatenate([st.dst for st in stages]),
+                    np.concatenate([st.share for st in stages]),
+                    repeat=first.repeat,
+                    net_steps=max(st.net_steps for st in stages),
+                    nvlink_steps=max(st.nvlink_steps for st in stages),
+                    latency_class=first.latency_class,
+                    analytic_s_per_byte=None
+                    if first.analytic_s_per_byte is None
+                    else max(st.analytic_s_per_byte for st in stages),
+                    analytic_links=first.analytic_links,
+                    analytic_share=first.analytic_share,
+                )
+            )
+        return merged
+
+    def _times(
+        self,
+        stages: list[Stage],
+        protocol: str,
+        latency_class: str,
+        sizes: np.ndarray,
+        profiles: list[StageProfile],
+    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        t = self.tech
+        factor = t.bw_factor[protocol]
+        total = np.full(sizes.shape[0], t.base_latency_s[latency_class][protocol])
+        parts = []
+        for stage, prof in zip(stages, profiles, strict=True):
+            cls = stage.latency_class
+            lat = stage.net_steps * (t.step_net_s[cls][protocol] + prof.net_latency_s)
+            # A step that lost a packet waits one more round trip (end-to-end recovery).
+            lat = (
+                lat
+                + stage.repeat
+                * -np.expm1(prof.loss_log_survival_per_byte * sizes)
+                * prof.loss_rtt_s
+            )
+            lat += stage.nvlink_steps * (t.step_nvlink_s[cls][protocol] + prof.nvlink_latency_s)
+            bw = stage.repeat * prof.seconds_per_byte / factor * sizes
+            total = total + lat + bw
+            parts.append({"stage": stage.name, "latency_s": lat, "bandwidth_s": bw})
+        return total, parts
+
+    def run(
+        self,
+        op: str,
+        ranks: np.ndarray,
+        sizes: np.ndarray | None = None,
+        algorithm: str = "auto",
+        protocol: str = "auto",
+        concurrent: list[np.ndarray] | None = None,
+        progress: Progress | None = None,
+    ) -> CollectiveResult:
+        """Time `op` over `ranks` (GPU ids) for each of `sizes` bytes.
+
+        `progress` hears each algorithm as it starts and can stop the run between the
+        profiles of its stages (`engine.runtime.progress.RunCancelledError`).
+
+        `concurrent` lists further rank groups running the same collective at the same time
+        (the data-parallel groups of every tensor/pipeline position, say): their flows share
+        the fabric with those of `ranks`, and the result is the time of the whole set.
+        """
+        t0 = time.perf_counter()
+        sizes = np.asarray(DEFAULT_SIZES if sizes is None else sizes, dtype=np.float64)
+        ranks = np.asarray(ranks, dtype=np.int64)
+        groups = [ranks, *(np.asarray(g, dtype=np.int64) for g in (concurrent or []))]
+        all_ranks = np.concatenate(groups)
+        lay = layout(ranks, self.fabric.gpu_server)
+        if op not in ALGORITHMS:
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    f"unknown collective {op!r}; use one of {', '.join(ALGORITHMS)}",
+                    "op",
+                )
+            )
+        if protocol != "auto" and protocol not in PROTOCOLS:
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    f"unknown protocol {protocol!r}; use auto or {', '.join(PROTOCOLS)}",
+                    "protocol",
+                )
+            )
+        if algorithm == "auto":
+            algos = self.algorithms(op, ranks)
+            if not algos:
+                raise ScenarioError(
+                    Problem("workload", f"no algorithm can run {op} on {lay.n} ranks", "ranks")
+                )
+        else:
+            if algorithm == "sharp" and not self.tech.sharp:
+                raise ScenarioError(
+                    Problem(
+                        "workload",
+                        "sharp needs InfiniBand switches with in-network "
+                        "reduction (SHARP) in every tier",
+                        "algorithm",
+                    )
+                )
+            algos = [algorithm]
+        protocols = list(PROTOCOLS) if protocol == "auto" else [protocol]
+        best_t = np.full(sizes.shape[0], np.inf)
+        best_algo = np.empty(sizes.shape[0], dtype=object)
+        best_proto = np.empty(sizes.shape[0], dtype=object)
+        curves: dict[str, list[float]] = {}
+        plans = {}
+        for a, algo in enumerate(algos):
+            checkpoint(progress, a / len(algos), f"collective: {algo}")
+            stages = self._schedule(op, algo, groups)
+            profiles = []
+            for k, stage in enumerate(stages):
+                checkpoint(progress, (a + k / len(stages)) / len(algos), f"collective: {algo}")
+                profiles.append(self.profile(stage, all_ranks, progress))
+            cls = stages[0].latency_class
+            algo_best = np.full(sizes.shape[0], np.inf)
+            # NCCL runs CollNet (SHARP) and NVLS with the Simple protocol only.
+            usable = [p for p in protocols if p == "simple" or cls not in ("collnet", "nvls")]
+            if not usable:
+                if algorithm == "auto":
+                    continue
+                raise ScenarioError(
+                    Problem("workload", f"{algo} runs with the simple protocol only", "protocol")
+                )
+            for proto in usable:
+                times, parts = self._times(stages, proto, cls, sizes, profiles)
+                plans[(algo, proto)] = (stages, profiles, parts)
+                better = times < best_t
+                best_t[better] = times[better]
+                best_algo[better] = algo
+                best_proto[better] = proto
+                algo_best = np.minimum(algo_best, times)
+            curves[algo] = algo_best.tolist()
+        factor = bus_factor(op, lay.n)
+        rows = []
+        for i, size in enumerate(sizes):
+            algbw = size / best_t[i]
+            rows.append(
+                {
+                    "bytes": int(size),
+                    "time_s": float(best_t[i]),
+                    "algbw_GBps": float(algbw / 1e9),
+                    "busbw_GBps": float(algbw * factor / 1e9),
+                    "algorithm": str(best_algo[i]),
+                    "protocol": str(best_proto[i]),
+                }
+            )
+        stages, profiles, parts = plans[(best_algo[-1], best_proto[-1])]
+        breakdown = [
+            {
+                "stage": p["stage"],
+                "latency_s": float(np.broadcast_to(p["latency_s"], sizes.shape)[-1]),
+                "bandwidth_s": float(p["bandwidth_s"][-1]),
+            }
+            for p in parts
+        ]
+        link_bytes = np.zeros(self.fabric.n_links)
+        for stage, prof in zip(stages, profiles, strict=True):
+            if prof.link_bytes_per_byte is not None:
+                link_bytes += stage.repeat * prof.link_bytes_per_byte * sizes[-1]
+        util = link_bytes / (self.capacity * best_t[-1])
+        return CollectiveResult(
+            op=op,
+            ranks=lay.n,
+            rows=rows,
+            curves=curves,
+            breakdown=breakdown,
+            link_utilization=utilization_by_tier(self.fabric, util),
+            hottest_links=hottest_links(self.fabric, util),
+            link_util=util,
+            engine_s=time.perf_counter() - t0,
+        )
+
+
+def placement(fabric: Fabric, count: int = 0) -> np.ndarray:
+    """The first `count` ranks (all when 0) in placement order.
+
+    The order is the scenario's ``workload.placement`` (GPU ids, rank by rank) when given,
+    else servers in order and GPUs by index.
+    """
+    given = fabric.scenario.workload.placement
+    order = np.asarray(given, dtype=np.int64) if given else np.arange(fabric.n_gpus, dtype=np.int64)
+    if given and (
+        order.min() < 0 or order.max() >= fabric.n_gpus or np.unique(order).size != order.size
+    ):
+        raise ScenarioError(
+            Problem(
+                "workload",
+                f"placement must list distinct GPU ids from 0 to {fabric.n_gpus - 1}",
+                "placement",
+            )
+        )
+    n = order.size if count <= 0 else count
+    if n > order.size:
+        raise ScenarioError(
+            Problem(
+                "workload", f"{n} ranks asked for, the placement has {order.size} GPUs", "ranks"
+            )
+        )
+    return order[:n]

@@ -1,0 +1,99 @@
+"""Link utilization summarized for people: per tier pair, as a histogram, the hottest links.
+
+Both the permutation probe and the collective timing report utilization this way, so it lives
+below both of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link
+
+
+def summary_stats(values: np.ndarray) -> dict[str, float]:
+    """Min, mean and max of `values` (zeros when empty), as plain floats for JSON."""
+    if values.size == 0:
+        return {"min": 0.0, "mean": 0.0, "max": 0.0}
+    return {"min": float(values.min()), "mean": float(values.mean()), "max": float(values.max())}
+
+
+HISTOGRAM_BINS = 10  # utilization bins of 10 % each
+
+
+def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
+    """The tier pair a link belongs to, e.g. ``leaf->spine`` or ``nvlink``."""
+    if bundle == NVLINK_BUNDLE:
+        return "nvlink"
+    b = fabric.scenario.bundles[bundle]
+    ta, tb = fabric.scenario.group(b.a).tier, fabric.scenario.group(b.b).tier
+    return f"{ta}->{tb}" if upward else f"{tb}->{ta}"
+
+
+def tier_masks(fabric: Fabric) -> dict[str, np.ndarray]:
+    """A boolean mask over the directed links for each tier pair (`tier_label`) that has any."""
+    labels: dict[str, np.ndarray] = {}
+    for b in range(-1, len(fabric.scenario.bundles)):
+        for upward in (True, False):
+            mask = (fabric.link_bundle == b) & (fabric.link_upward == upward)
+            if np.any(mask):
+                label = tier_label(fabric, b, upward)
+                labels[label] = mask if label not in labels else labels[label] | mask
+    return labels
+
+
+def utilization_by_tier(fabric: Fabric, util: np.ndarray) -> dict[str, dict[str, float]]:
+    """Min, mean and max utilization and idle share of the links of each tier pair."""
+    result = {}
+    for label, mask in tier_masks(fabric).items():
+        u = util[mask]
+        result[label] = {
+            **summary_stats(u),
+            "links": int(mask.sum()),
+            "idle_fraction": float(np.mean(u <= 1e-12)),
+        }
+    return result
+
+
+def utilization_histogram(
+    fabric: Fabric, util: np.ndarray, bins: int = HISTOGRAM_BINS
+) -> dict[str, Any]:
+    """How many links of each tier pair fall in each utilization bin, for the results plot.
+
+    ``edges`` are the `bins` + 1 bin edges, evenly over 0..1 (a fraction of capacity);
+    ``tiers`` maps each tier pair (`tier_label`) to its link count per bin, so a tier's counts
+    add up to its number of directed links. Bins are half-open ``[lo, hi)`` except the last,
+    which holds full links (utilization 1). Utilization is clipped to 0..1 first, so rounding
+    just past 1 still counts as full.
+    """
+    if int(bins) != bins or bins < 1:
+        raise ValueError(f"a utilization histogram needs at least one bin, not {bins!r}")
+    edges = np.linspace(0.0, 1.0, int(bins) + 1)
+    clipped = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
+    tiers = {
+        label: [int(c) for c in np.histogram(clipped[mask], bins=edges)[0]]
+        for label, mask in tier_masks(fabric).items()
+    }
+    return {"edges": [float(e) for e in edges], "tiers": tiers}
+
+
+def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
+    """The busiest links: readable name, index, bundle id ("nvlink" inside servers), utilization."""
+    top = np.argsort(util)[::-1][:count]
+
+    def bundle_id(link: int) -> str:
+        b = int(fabric.link_bundle[link])
+        return "nvlink" if b == NVLINK_BUNDLE else fabric.scenario.bundles[b].id
+
+    return [
+        {
+            "link": describe_link(fabric, int(i)),
+            "index": int(i),
+            "bundle": bundle_id(int(i)),
+            "utilization": float(util[i]),
+        }
+        for i in top
+        if util[i] > 0
+    ]

@@ -1,0 +1,1 @@
+"""The scenario library: versioned scenarios in one SQLite file that can be shared."""

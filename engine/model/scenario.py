@@ -1,0 +1,457 @@
+"""The scenario: plain dataclasses, their versioned JSON form and dotted-path overrides.
+
+A scenario is what an engineer edits: device groups ("128 × DGX H100"), link bundles between
+two groups with a wiring pattern, fabric technology settings, a routing policy, a workload and
+the failed elements. It holds no computed state; the engine expands it into arrays on demand.
+
+The JSON form is versioned (`FORMAT_VERSION`) and loss-free: ``from_json(to_json(s)) == s``.
+Reading rejects unknown or mistyped fields with a `ScenarioError` naming the JSON path, so a
+typo in a hand-edited file is reported, not silently ignored. The format is documented in
+docs/scenario-format.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.model.errors import Problem, ScenarioError
+
+FORMAT_NAME = "fabriclab-scenario"
+FORMAT_VERSION = 1
+
+GROUP_KINDS = ("server", "switch")
+TIERS = ("server", "leaf", "spine", "core")
+PATTERNS = ("rail", "full", "one-to-one", "striped")
+TECHNOLOGIES = ("infiniband", "roce")
+ROUTING_MODES = ("ecmp", "adaptive", "spray")
+WORKLOAD_KINDS = ("permutation", "collective", "training")
+LOSS_RECOVERY = ("link-retransmit", "go-back-n", "selective-repeat")
+
+
+@dataclass
+class Metadata:
+    """Name, description and tags shown in the library and the window title."""
+
+    name: str = "untitled"
+    description: str = ""
+    tags: list[str] = field(default_factory=list)
+    author: str = ""
+
+
+@dataclass
+class DeviceGroup:
+    """`count` identical devices of one catalog `model`, drawn as one node on the canvas.
+
+    `overrides` replaces catalog fields for this group only (e.g. ``{"latency_ns": 250}``).
+    """
+
+    id: str
+    kind: str
+    model: str
+    count: int
+    tier: str
+    name: str = ""
+    position: tuple[float, float] = (0.0, 0.0)
+    overrides: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class LinkBundle:
+    """The cables between two groups, `a` (lower tier) and `b` (upper tier).
+
+    Patterns: ``rail`` (NIC r of every server goes to the r-th switch of its block),
+    ``full`` (every member of block k of `a` to every member of block k of `b`; `a` is cut
+    into `blocks` contiguous blocks of ceil(n/blocks) members, `b` into equal blocks), ``striped`` (member i of `a` to every member of block
+    i mod `blocks` of `b`: spine planes to core groups), ``one-to-one`` (member i to member i).
+    For server groups the members are the servers' NICs. `links_per_pair` cables join each
+    connected pair. `cable` is a catalog id or ``auto`` (chosen by length and speed).
+    """
+
+    id: str
+    a: str
+    b: str
+    pattern: str
+    links_per_pair: int = 1
+    speed_gbps: float = 400.0
+    blocks: int = 1
+    cable: str = "auto"
+    length_m: float = 3.0
+
+
+@dataclass
+class FabricSettings:
+    """Technology and its knobs. ``None`` means "the catalog's value" (shown in the UI)."""
+
+    technology: str = "infiniband"
+    switch_latency_ns: float | None = None
+    nic_latency_ns: float | None = None
+    header_efficiency: float | None = None
+    mtu_bytes: int | None = None
+    incast_efficiency: float | None = None
+    packet_loss_rate: float | None = None
+    loss_recovery: str | None = None
+
+
+@dataclass
+class RoutingPolicy:
+    """How flows are placed on equal-cost paths.
+
+    ``ecmp``: each flow hashed onto one path (deterministic for `seed`), split into
+    `flows_per_connection` independently hashed sub-flows like NCCL's queue pairs per
+    connection. ``adaptive``: each flow on the least-loaded path
+    (past 200,000 flows in one pattern, the least-loaded next link at each hop). ``spray``: every flow split
+    evenly over all equal-cost next hops. `pxn` forwards over NVLink to the local GPU on the
+    destination's rail before entering the network (NCCL's PXN); without it a GPU uses its own
+    NIC whenever that NIC can reach the destination.
+    """
+
+    mode: str = "ecmp"
+    seed: int = 0
+    flows_per_connection: int = 1
+    pxn: bool = False
+
+
+@dataclass
+class TrainingJob:
+    """A training job: a model preset (fields overridable) and its parallelism layout.
+
+    ``tp * pp * dp * cp`` ranks are used (``ep`` splits the data-parallel ranks for the
+    experts of a mixture-of-experts model). Zero values mean "the model preset's default".
+    """
+
+    model: str = "gpt3-175b"
+    tp: int = 0
+    pp: int = 0
+    dp: int = 0
+    ep: int = 0
+    cp: int = 0
+    micro_batch: int = 0
+    global_batch: int = 0
+    seq_len: int = 0
+    zero_stage: int = -1
+    compute_efficiency: float = 0.0
+    overlap_dp: bool = True
+    overrides: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Workload:
+    """What traffic to evaluate.
+
+    ``permutation``: every GPU sends to one GPU on another server. The collective fields
+    (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs, `placement`: GPU ids in rank
+    order, empty for servers in order) drive the collective benchmark;
+    `training` the training-step model.
+    """
+
+    kind: str = "permutation"
+    seed: int = 0
+    message_bytes: float = 1073741824.0
+    op: str = "all-reduce"
+    algorithm: str = "auto"
+    protocol: str = "auto"
+    ranks: int = 0
+    placement: list[int] = field(default_factory=list)
+    training: TrainingJob = field(default_factory=TrainingJob)
+
+
+@dataclass
+class SwitchFailure:
+    """Member `index` of switch group `group` is down."""
+
+    group: str
+    index: int
+
+
+@dataclass
+class LinkFailure:
+    """`links_down` of the cables of bundle `bundle` are down (spread evenly over it)."""
+
+    bundle: str
+    links_down: int
+
+
+@dataclass
+class Failures:
+    """Failed or degraded elements, routed around by the engine."""
+
+    switches: list[SwitchFailure] = field(default_factory=list)
+    links: list[LinkFailure] = field(default_factory=list)
+
+
+@dataclass
+class Scenario:
+    """One what-if: topology (groups and bundles), fabric, routing, workload and failures."""
+
+    metadata: Metadata = field(default_factory=Metadata)
+    groups: list[DeviceGroup] = field(default_factory=list)
+    bundles: list[LinkBundle] = field(default_factory=list)
+    fabric: FabricSettings = field(default_factory=FabricSettings)
+    routing: RoutingPolicy = field(default_factory=RoutingPolicy)
+    workload: Workload = field(default_factory=Workload)
+    failures: Failures = field(default_factory=Failures)
+
+    def group(self, group_id: str) -> DeviceGroup:
+        """The group with this id (KeyError if there is none)."""
+        for g in self.groups:
+            if g.id == group_id:
+                return g
+        raise KeyError(group_id)
+
+    def bundle(self, bundle_id: str) -> LinkBundle:
+        """The bundle with this id (KeyError if there is none)."""
+        for b in self.bundles:
+            if b.id == bundle_id:
+                return b
+        raise KeyError(bundle_id)
+
+
+# --------------------------------------------------------------------------------------------
+# Conversion between dataclasses and JSON-ready dicts, driven by the type hints above.
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def to_dict(obj: Any) -> Any:
+    """The JSON-ready form of a model object (dataclasses become dicts, tuples lists)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def _fail(path: str, message: str) -> ScenarioError:
+    return ScenarioError(Problem(where=path or "scenario", message=message))
+
+
+def _convert(value: Any, tp: Any, path: str) -> Any:
+    """`value` read from JSON, checked against and converted to the type `tp`."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        non_none = [a for a in args if a is not type(None)]
+        return _convert(value, non_none[0], path)
+    if dataclasses.is_dataclass(tp):
+        return _from_dict(tp, value, path)
+    if origin is list:
+        if not isinstance(value, list):
+            raise _fail(path, f"expected a list, got {type(value).__name__}")
+        return [_convert(v, args[0], f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)) or len(value) != len(args):
+            raise _fail(path, f"expected a list of {len(args)} numbers")
+        return tuple(
+            _convert(v, a, f"{path}[{i}]")
+            for i, (v, a) in enumerate(zip(value, args, strict=False))
+        )
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise _fail(path, f"expected an object, got {type(value).__name__}")
+        return {str(k): _convert(v, args[1], f"{path}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _fail(path, f"expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise _fail(path, f"expected a whole number, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _fail(path, f"expected a number, got {value!r}")
+        try:
+            number = float(value)
+        except OverflowError:
+            raise _fail(
+                path, f"expected a finite number, got one of {len(str(value))} digits"
+            ) from None
+        if not math.isfinite(number):
+            raise _fail(path, f"expected a finite number, got {value!r}")
+        return number
+    if tp is str:
+        if not isinstance(value, str):
+            raise _fail(path, f"expected text, got {value!r}")
+        return value
+    raise TypeError(f"unsupported field type {tp!r} at {path}")  # a bug in this module
+
+
+def _from_dict(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise _fail(path, f"expected an object, got {type(data).__name__}")
+    hints = _hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise _fail(
+            path, f"unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+        )
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        sub = f"{path}.{f.name}" if path else f.name
+        if f.name in data:
+            kwargs[f.name] = _convert(data[f.name], hints[f.name], sub)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise _fail(sub, "required field is missing")
+    return cls(**kwargs)
+
+
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """The versioned JSON-ready document of a scenario."""
+    return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **to_dict(scenario)}
+
+
+def scenario_from_dict(data: Any) -> Scenario:
+    """A scenario from its JSON document; `ScenarioError` names what is malformed."""
+    if not isinstance(data, dict):
+        raise _fail("scenario", "a scenario file must hold a JSON object")
+    body = dict(data)
+    fmt = body.pop("format", None)
+    version = body.pop("version", None)
+    if fmt != FORMAT_NAME:
+        raise _fail(
+            "format", f"not a FabricLab scenario (format is {fmt!r}, expected {FORMAT_NAME!r})"
+        )
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise _fail("version", f"expected a whole number, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise _fail(
+            "version",
+            f"written by a newer FabricLab (format {version}; this one reads up to "
+            f"{FORMAT_VERSION}); upgrade FabricLab to open it",
+        )
+    if version < 1:
+        raise _fail("version", f"unknown format version {version}")
+    return _from_dict(Scenario, body, "")
+
+
+def to_json(scenario: Scenario, indent: int | None = 2) -> str:
+    """The scenario as JSON text (stable key order, exact float round trip)."""
+    return json.dumps(scenario_to_dict(scenario), indent=indent, allow_nan=False)
+
+
+def from_json(text: str) -> Scenario:
+    """A scenario from JSON text; malformed JSON is a `ScenarioError` with line and column."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(
+            "file", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return scenario_from_dict(data)
+
+
+# --------------------------------------------------------------------------------------------
+# Dotted-path overrides: the what-if mechanism of --set and of sweeps.
+
+
+def _parse_text(text: str, tp: Any, path: str) -> Any:
+    """A command-line value for a field of type `tp`."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        if text.lower() in ("none", "null", "default", ""):
+            return None
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    try:
+        if tp is bool:
+            lowered = text.lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError
+        if tp is int:
+            try:
+                return int(text)
+            except ValueError:
+                value = float(text)  # "1e3" is a whole number too
+                if not value.is_integer():
+                    raise
+                return int(value)
+        if tp is float:
+            value = float(text)
+            if not math.isfinite(value):
+                raise ValueError
+            return value
+        if tp is str:
+            return text
+        return _convert(json.loads(text), tp, path)
+    except (ValueError, json.JSONDecodeError):
+        name = getattr(tp, "__name__", str(tp))
+        raise _fail(path, f"cannot read {text!r} as {name}") from None
+
+
+def _field_type(obj: Any, name: str, path: str) -> Any:
+    if not dataclasses.is_dataclass(obj):
+        parent = path.rsplit(".", 1)[0]
+        raise _fail(path, f"{parent} is a plain value; it has no field {name!r}")
+    hints = _hints(type(obj))
+    if name not in hints:
+        known = ", ".join(f.name for f in dataclasses.fields(obj))
+        raise _fail(path, f"no field {name!r} here; known: {known}")
+    return hints[name]
+
+
+def _select(items: list[Any], key: str, path: str) -> Any:
+    for item in items:
+        if getattr(item, "id", None) == key:
+            return item
+    if key.isdigit() and int(key) < len(items):
+        return items[int(key)]
+    ids = ", ".join(str(getattr(i, "id", n)) for n, i in enumerate(items))
+    raise _fail(path, f"no element {key!r}; have: {ids or 'none'}")
+
+
+def apply_override(scenario: Scenario, path: str, text: str) -> Scenario:
+    """A copy of `scenario` with the field at dotted `path` set from the text `text`.
+
+    Paths name fields (``routing.mode``, ``fabric.switch_latency_ns``) and pick list elements
+    by id or position (``groups.leaf.count``, ``bundles.0.speed_gbps``). Overriding a dict
+    field entry works too (``groups.leaf.overrides.latency_ns``).
+    """
+    parts = [p for p in path.split(".") if p]
+    if not parts:
+        raise _fail("--set", "empty path")
+    result = copy.deepcopy(scenario)
+    obj: Any = result
+    walked = ""
+    i = 0
+    while i < len(parts) - 1:
+        name = parts[i]
+        walked = f"{walked}.{name}" if walked else name
+        if isinstance(obj, dict):
+            raise _fail(walked, "cannot descend into a value")
+        _field_type(obj, name, walked)
+        value = getattr(obj, name)
+        if isinstance(value, list):
+            i += 1
+            walked = f"{walked}.{parts[i]}"
+            if i == len(parts) - 1:
+                raise _fail(walked, "a whole element cannot be set; name one of its fields")
+            value = _select(value, parts[i], walked)
+        elif isinstance(value, dict) and i + 1 == len(parts) - 1:
+            key = parts[-1]
+            value[key] = _parse_text(text, float, f"{walked}.{key}")
+            return result
+        obj = value
+        i += 1
+    name = parts[-1]
+    full = f"{walked}.{name}" if walked else name
+    tp = _field_type(obj, name, full)
+    setattr(obj, name, _parse_text(text, tp, full))
+    return result

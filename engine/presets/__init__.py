@@ -1,0 +1,1 @@
+"""The shipped preset scenarios, built from the topology generators."""

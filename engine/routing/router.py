@@ -1,0 +1,351 @@
+"""Routing: which links each flow crosses, under ECMP, adaptive routing or packet spraying.
+
+Given GPU-to-GPU connections, the router picks where each one enters and leaves the network
+(its own NIC, or with PXN / where its NIC cannot reach, the NIC of a server-local GPU over
+NVLink), splits ECMP connections into independently hashed sub-flows (NCCL's queue pairs per
+connection), and places every flow on shortest paths through the switches. Distances are
+computed per destination switch set and cached, never per GPU pair, so routing scales with
+the number of switches. Failed cables and switches are absent from the fabric arrays, so
+flows route around them; a destination that became unreachable is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from engine.model.scenario import RoutingPolicy
+from engine.routing.kernels import (
+    MODE_ADAPTIVE,
+    MODE_ADAPTIVE_LOCAL,
+    MODE_ECMP,
+    MODE_SPRAY,
+    UNREACHABLE,
+    mix64,
+    refine_adaptive,
+    route_flows,
+)
+from engine.topology.expand import NODE_SWITCH, Fabric
+from engine.topology.graph_kernels import component_labels, distances_to_targets
+
+MODES = {"ecmp": MODE_ECMP, "adaptive": MODE_ADAPTIVE, "spray": MODE_SPRAY}
+# Re-placement rounds of adaptive routing after the greedy first placement.
+ADAPTIVE_PASSES = 2
+# Above this many flows adaptive routing decides hop by hop (least-loaded next link), as a
+# switch does, instead of searching whole paths: the search costs ~40 us a flow.
+ADAPTIVE_PATH_SEARCH_MAX_FLOWS = 200_000
+# Spraying writes one entry per (flow, equal-cost link); past this many the arrays would
+# outgrow a laptop's memory.
+MAX_ENTRIES = 400_000_000
+
+
+@dataclass
+class RoutedFlows:
+    """Routed flows as CSR arrays: flow f uses ``entry_link[flow_ptr[f]:flow_ptr[f+1]]``.
+
+    A flow uses ``entry_weight`` of its rate on each entry's link (1 on a single path, a
+    fraction when sprayed). `connection` maps each flow (sub-flow) to the connection it
+    belongs to; `unreachable` lists connections that could not be routed.
+    """
+
+    n_connections: int
+    connection: np.ndarray
+    src_gpu: np.ndarray
+    dst_gpu: np.ndarray
+    flow_bytes: np.ndarray
+    flow_ptr: np.ndarray
+    entry_link: np.ndarray
+    entry_weight: np.ndarray
+    latency: np.ndarray
+    unreachable: np.ndarray
+
+    @property
+    def n_flows(self) -> int:
+        """Number of routed (sub-)flows."""
+        return int(self.connection.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def _flow_hashes(src: np.ndarray, dst: np.ndarray, sub: np.ndarray, seed: int) -> np.ndarray:
+    out = np.empty(src.shape[0], dtype=np.uint64)
+    base = mix64(np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15))
+    for i in range(src.shape[0]):
+        h = mix64(base ^ np.uint64(src[i]))
+        h = mix64(h ^ (np.uint64(dst[i]) << np.uint64(20)))
+        out[i] = mix64(h ^ (np.uint64(sub[i]) << np.uint64(44)))
+    return out
+
+
+def _csr(index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(index, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(index, minlength=n), out=ptr[1:])
+    return ptr, order.astype(np.int64)
+
+
+def _run_ends(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """For each position of links sorted by (src, dst): where its run of equal pairs ends."""
+    n = src.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+    starts = np.flatnonzero(new_run)
+    ends = np.append(starts[1:], n)
+    return np.repeat(ends, np.diff(np.append(starts, n))).astype(np.int64)
+
+
+class Router:
+    """Routes connections on one expanded fabric, caching distances between calls."""
+
+    def __init__(self, fabric: Fabric):
+        self.fabric = fabric
+        net = np.flatnonzero(fabric.network_link_mask())
+        self.net_links = net
+        src, dst = fabric.link_src[net], fabric.link_dst[net]
+        n = fabric.n_nodes
+        out_ptr, _ = _csr(src, n)
+        by_neighbour = np.lexsort((net, dst, src))  # per node, parallel cables side by side
+        self.out_ptr, self.out_link = out_ptr, net[by_neighbour]
+        self.run_end = _run_ends(src[by_neighbour], dst[by_neighbour])
+        # Node ids put GPUs and NVLink switches before fabric switches, so each node's
+        # switch neighbours follow its GPU neighbours in the sorted out-links.
+        sorted_dst_switch = fabric.node_kind[dst[by_neighbour]] == NODE_SWITCH
+        not_switch = np.concatenate([[0], np.cumsum(~sorted_dst_switch)])
+        self.first_sw = out_ptr[:-1] + (not_switch[out_ptr[1:]] - not_switch[out_ptr[:-1]])
+        in_ptr, in_order = _csr(dst, n)
+        self.in_ptr, self.in_src = in_ptr, src[in_order]
+        self.max_degree = int(np.max(np.diff(out_ptr))) if n else 0
+        self.is_switch = fabric.node_kind == NODE_SWITCH
+        self.local_index = np.full(n, -1, dtype=np.int64)
+        switch_nodes = np.flatnonzero(self.is_switch)
+        self.local_index[switch_nodes] = np.arange(switch_nodes.shape[0])
+        self.n_switches = switch_nodes.shape[0]
+        self.net_label = component_labels(n, src, dst)
+        self.has_net = fabric.gpu_line_rate > 0
+        self._attach_key = self._attachment_keys()
+        if self.n_switches >= np.iinfo(np.int16).max:
+            raise ValueError(f"{self.n_switches} switches: routing tables hold at most 32,766")
+        self._dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
+        self._dist_row: dict[int, int] = {}
+
+    def _attachment_keys(self) -> np.ndarray:
+        """Per GPU: the id of the set of switches it is cabled to (-1 when none)."""
+        f = self.fabric
+        net_out = self.out_ptr
+        keys = np.full(f.n_gpus, -1, dtype=np.int64)
+        self._key_sets: list[tuple[int, ...]] = []
+        index: dict[tuple[int, ...], int] = {}
+        starts, ends = net_out[: f.n_gpus], net_out[1 : f.n_gpus + 1]
+        degree = ends - starts
+        cabled = degree > 0
+        first = np.full(f.n_gpus, -1, dtype=np.int64)
+        last = np.full(f.n_gpus, -1, dtype=np.int64)
+        first[cabled] = f.link_dst[self.out_link[starts[cabled]]]
+        last[cabled] = f.link_dst[self.out_link[ends[cabled] - 1]]
+        # Out-links are sorted by neighbour: all cables go to one switch when first == last.
+        simple = cabled & (first == last)
+        uniq, inverse = np.unique(first[simple], return_inverse=True)
+        for sw in uniq:
+            index[(int(sw),)] = len(self._key_sets)
+            self._key_sets.append((int(sw),))
+        keys[simple] = inverse
+        for g in np.flatnonzero((degree > 0) & ~simple):
+            dsts = tuple(
+                sorted(set(int(x) for x in f.link_dst[self.out_link[starts[g] : ends[g]]]))
+            )
+            if dsts not in index:
+                index[dsts] = len(self._key_sets)
+                self._key_sets.append(dsts)
+            keys[g] = index[dsts]
+        return keys
+
+    def _distance_rows(self, keys: np.ndarray) -> np.ndarray:
+        """Row in the distance table of each attachment key, computing missing ones."""
+        missing = [int(k) for k in np.unique(keys) if int(k) not in self._dist_row]
+        if missing:
+            sets = [self._key_sets[k] for k in missing]
+            ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+            np.cumsum([len(s) for s in sets], out=ptr[1:])
+            targets = np.array([t for s in sets for t in s], dtype=np.int64)
+            rows = np.empty((len(sets), self.n_switches + 1), dtype=np.int16)
+            distances_to_targets(
+                self.in_ptr, self.in_src, self.is_switch, ptr, targets, self.local_index, rows
+            )
+            # Last column: the local index of a single-switch target set (-1 otherwise).
+            rows[:, -1] = [self.local_index[s[0]] if len(s) == 1 else -1 for s in sets]
+            start = self._dist.shape[0]
+            self._dist = np.concatenate([self._dist, rows])
+            for i, k in enumerate(missing):
+                self._dist_row[k] = start + i
+        lookup = np.zeros(len(self._key_sets), dtype=np.int64)
+        for k, row in self._dist_row.items():
+            lookup[k] = row
+        return lookup[keys]
+
+    def _endpoints(
+        self, src: np.ndarray, dst: np.ndarray, pxn: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Where each connection enters and leaves the network (-1: inside one server; -2: none)."""
+        f = self.fabric
+        server_s, server_d = f.gpu_server[src], f.gpu_server[dst]
+        first_s, first_d = f.server_first_gpu[server_s], f.server_first_gpu[server_d]
+        size_s = f.server_first_gpu[server_s + 1] - first_s
+        size_d = f.server_first_gpu[server_d + 1] - first_d
+        exit_ = dst.copy()
+        no_nic = ~self.has_net[dst]
+        for i in np.flatnonzero(no_nic):
+            local = np.flatnonzero(self.has_net[first_d[i] : first_d[i] + size_d[i]])
+            exit_[i] = first_d[i] + local[0] if local.size else -2
+        entry = np.full(src.shape[0], -2, dtype=np.int64)
+        ok_exit = exit_ >= 0
+        label_x = np.where(ok_exit, self.net_label[np.maximum(exit_, 0)], -1)
+        own = ok_exit & self.has_net[src] & (self.net_label[src] == label_x)
+        if not pxn:
+            entry[own] = src[own]
+        local_x = np.where(ok_exit, f.gpu_local[np.maximum(exit_, 0)], 0)
+        rail_peer = first_s + local_x
+        peer_ok = (entry == -2) & ok_exit & (local_x < size_s)
+        peer_ok &= self.net_label[np.where(peer_ok, rail_peer, 0)] == label_x
+        entry[peer_ok] = rail_peer[peer_ok]
+        for i in np.flatnonzero((entry == -2) & ok_exit):
+            candidates = np.arange(first_s[i], first_s[i] + size_s[i])
+            fit = candidates[self.net_label[candidates] == label_x[i]]
+            if fit.size:
+                entry[i] = fit[0]
+        inside = server_s == server_d
+        entry[inside] = -1
+        exit_[inside] = dst[inside]
+        return entry, exit_
+
+    def route(
+        self,
+        src_gpu: np.ndarray,
+        dst_gpu: np.ndarray,
+        policy: RoutingPolicy,
+        connection_bytes: np.ndarray | float = 1.0,
+    ) -> RoutedFlows:
+        """Route one flow per (src, dst) connection (several sub-flows under ECMP/adaptive)."""
+        src = np.asarray(src_gpu, dtype=np.int64)
+        dst = np.asarray(dst_gpu, dtype=np.int64)
+        n_conn = src.shape[0]
+        nbytes = np.broadcast_to(np.asarray(connection_bytes, dtype=np.float64), (n_conn,))
+        mode = MODES[policy.mode]
+        q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
+        conn = np.repeat(np.arange(n_conn, dtype=np.int64), q)
+        sub = np.tile(np.arange(q, dtype=np.int64), n_conn)
+        entry, exit_ = self._endpoints(src, dst, policy.pxn)
+        bad = entry == -2
+        keep = ~bad[conn]
+        conn, sub = conn[keep], sub[keep]
+        f_src, f_dst = src[conn], dst[conn]
+        f_entry, f_exit = entry[conn], exit_[conn]
+        f_bytes = nbytes[conn] / q
+        hashes = _flow_hashes(f_src, f_dst, sub, int(policy.seed))
+        exit_keys = self._attach_key[np.maximum(f_exit, 0)]
+        rows = (
+            self._distance_rows(exit_keys[f_entry >= 0])
+            if np.any(f_entry >= 0)
+            else np.empty(0, np.int64)
+        )
+        f_key = np.zeros(conn.shape[0], dtype=np.int64)
+        f_key[f_entry >= 0] = rows
+        fab = self.fabric
+        load = np.zeros(fab.n_links)
+        counts = np.zeros(conn.shape[0], dtype=np.int64)
+        dummy_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
+        empty_i = np.empty(0, dtype=np.int64)
+        empty_f = np.empty(0)
+        graph = (
+            self.out_ptr,
+            self.out_link,
+            self.run_end,
+            self.first_sw,
+            fab.link_dst,
+            self.is_switch,
+            self.local_index,
+            self._dist,
+            self.max_degree,
+        )
+        nvlink = (fab.gpu_nvlink_up, fab.gpu_nvlink_down)
+        flows = (f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
+        route_flows(
+            mode,
+            False,
+            *graph,
+            *flows,
+            *nvlink,
+            load,
+            fab.link_capacity,
+            dummy_ptr,
+            empty_i,
+            empty_f,
+            counts,
+        )
+        reachable = counts != UNREACHABLE
+        if not np.all(reachable):
+            conn, counts = conn[reachable], counts[reachable]
+            flows = tuple(a[reachable] for a in flows)
+        f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes = flows
+        total = int(counts.sum())
+        if total > MAX_ENTRIES:
+            raise MemoryError(
+                f"spraying {conn.shape[0]} flows over every equal-cost link needs {total:,} path entries "
+                f"(over {MAX_ENTRIES:,}); use routing.mode=adaptive for a fabric this large"
+            )
+        if mode == MODE_ADAPTIVE and conn.shape[0] > ADAPTIVE_PATH_SEARCH_MAX_FLOWS:
+            mode = MODE_ADAPTIVE_LOCAL
+        flow_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=flow_ptr[1:])
+        entry_link = np.empty(total, dtype=np.int64)
+        entry_weight = np.empty(total)
+        route_flows(
+            mode,
+            True,
+            *graph,
+            *flows,
+            *nvlink,
+            load,
+            fab.link_capacity,
+            flow_ptr,
+            entry_link,
+            entry_weight,
+            counts,
+        )
+        if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
+            refine_adaptive(
+                ADAPTIVE_PASSES,
+                *graph,
+                f_key,
+                f_src,
+                f_entry,
+                f_exit,
+                hashes,
+                f_bytes,
+                load,
+                fab.link_capacity,
+                flow_ptr,
+                entry_link,
+            )
+        latency = (
+            np.add.reduceat(entry_weight * fab.link_latency[entry_link], flow_ptr[:-1])
+            if total
+            else np.zeros(0)
+        )
+        routed_mask = np.zeros(n_conn, dtype=bool)
+        routed_mask[conn] = True
+        unreachable = np.flatnonzero(~routed_mask)
+        return RoutedFlows(
+            n_connections=n_conn,
+            connection=conn,
+            src_gpu=f_src,
+            dst_gpu=f_dst,
+            flow_bytes=f_bytes,
+            flow_ptr=flow_ptr,
+            entry_link=entry_link,
+            entry_weight=entry_weight,
+            latency=latency,
+            unreachable=unreachable.astype(np.int64),
+        )

@@ -1,0 +1,1 @@
+"""One training step: layout, compute, communication per parallelism and their overlap."""
