@@ -51,7 +51,7 @@ screenshots: $(STAMP)
 # The desktop bundle (packaging/README.md): PyInstaller comes from the optional `package` extra.
 PACKAGE_STAMP := $(VENV)/.installed-package
 BUNDLE := dist/fabriclab/fabriclab
-BUNDLE_SOURCES := main.py pyproject.toml $(wildcard engine/*.py engine/*/*.py ui/*.py) \
+BUNDLE_SOURCES := main.py pyproject.toml $(shell find engine ui cli -name "*.py") \
   packaging/fabriclab.spec packaging/fabriclab.desktop packaging/install.sh \
   $(shell find resources -type f 2>/dev/null)
 PYINSTALLER := $(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist \
@@ -70,7 +70,7 @@ package: $(PACKAGE_STAMP) check-system
 	@du -sh dist/fabriclab
 
 package-test: $(BUNDLE) check-system
-	$(BIN)/python -m pytest -m slow tests/test_packaging.py
+	$(BIN)/python -m pytest -m slow tests/packaging/test_bundle.py
 
 validation: $(STAMP)
 	$(BIN)/python tests/validation/report.py

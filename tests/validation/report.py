@@ -19,7 +19,7 @@ How FabricLab's engine compares with published measurements. Each row is a check
 `tests/validation/checks.py`, run by `make test`; the tolerance is fixed before the
 comparison, and no default is tuned to meet it. Regenerate this page with
 `.venv/bin/python tests/validation/report.py`. Closed-form checks (ring, halving-doubling,
-tree, all-to-all on a non-blocking fabric) are in `tests/test_collectives.py`.
+tree, all-to-all on a non-blocking fabric) are in `tests/engine/collectives/test_timing.py`.
 
 | check | measured | model | error | tolerance | result |
 | --- | --- | --- | --- | --- | --- |

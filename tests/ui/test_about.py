@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QMenu, QPu
 from ui.about import AboutDialog
 from ui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pyproject_version() -> str:

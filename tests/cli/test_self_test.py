@@ -1,6 +1,6 @@
 """``main.py --self-test`` and ``--version`` from the checkout, as a user or CI runs them.
 
-The bundled app runs the same code; tests/test_packaging.py runs it on the built bundle.
+The bundled app runs the same code; tests/packaging/test_bundle.py runs it on the built bundle.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QImage
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHECKS = (
     "resource files",
     "evaluate default preset",

@@ -16,7 +16,7 @@ import pytest
 from engine.model.scenario import LinkFailure, scenario_to_dict, to_json
 from engine.topology.generators import leaf_spine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRESET_NAMES = [
     "dgx-h100-ib-ndr-1k",
     "dgx-h100-roce-spectrumx-1k",

@@ -18,7 +18,7 @@ from engine.presets.scenarios import load_preset, preset_names
 from engine.runtime.resources import resource_path
 from engine.topology import generators as gen
 from engine.topology.expand import expand, wire_bundle
-from tests.test_topology import SUPERPOD_TABLE
+from tests.engine.topology.test_topology import SUPERPOD_TABLE
 
 # NVIDIA's DGX SuperPOD reference-architecture table, with its citation, lives in test_topology.
 IB_1K = "dgx-h100-ib-ndr-1k"

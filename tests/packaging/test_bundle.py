@@ -27,7 +27,7 @@ import main
 from engine.catalog.devices import load_catalog_file
 from engine.runtime.resources import resource_dir, resource_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "dist" / "fabriclab"
 EXECUTABLE = BUNDLE / "fabriclab"
 TEST_ONLY = ("pytest", "_pytest", "pytestqt", "hypothesis", "dask", "distributed", "importlinter")

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel
 from engine.presets.scenarios import DEFAULT_PRESET
 from ui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_main_window_opens_on_the_default_preset(qtbot):

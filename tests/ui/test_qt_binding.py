@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 class _PythonPaintedItem(QtWidgets.QGraphicsItem):
     """The smallest item whose paint() is Python code."""
 
-    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt override)
+    def boundingRect(self) -> QtCore.QRectF:
         return QtCore.QRectF(0, 0, 20, 20)
 
     def paint(self, painter, option, widget=None) -> None:

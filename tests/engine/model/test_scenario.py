@@ -34,7 +34,7 @@ from engine.model.scenario import (
 from engine.topology.expand import expand
 from engine.topology.generators import leaf_spine, single_switch
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "scenario-format.md"
 
 # --------------------------------------------------------------------------------------------
 # Strategies: arbitrary scenarios, not only valid ones (the JSON layer checks types, not sense).

@@ -16,7 +16,7 @@ from engine.library.store import Library, LibraryError, diff, json_safe
 from engine.model.scenario import to_json
 from engine.presets.scenarios import PRESETS, load_preset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture()
