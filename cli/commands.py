@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from cli.formatting import format_collective, format_report, format_training, number
+from cli.formatting import format_collective, format_cost, format_report, format_training, number
 from cli.inputs import load_scenario, parse_sizes
 from engine.analysis import (
     PRESETS,
@@ -108,21 +108,7 @@ def run_cost(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return EXIT_OK
-    lines = [f"{scenario.metadata.name}: bill of materials"]
-    for line in report["bom"]:
-        lines.append(
-            f"  {line['count']:>9,} x {line['item']:<44} {line['unit_price_usd']:>11,.0f} USD "
-            f"{line['unit_power_w']:>8,.1f} W  ({line['tier']})"
-        )
-    lines.append(
-        f"capex {report['capex_usd']:,.0f} USD, network {report['network_capex_usd']:,.0f} USD "
-        f"({report['network_share']:.1%}); {report['cost_per_gpu_usd']:,.0f} USD per GPU"
-    )
-    lines.append(
-        f"power {report['power_w'] / 1e3:,.1f} kW (network {report['network_power_w'] / 1e3:,.1f} kW); "
-        f"energy over {args.years:g} years {report['opex_usd']:,.0f} USD"
-    )
-    print("\n".join(lines))
+    print(format_cost(report, scenario.metadata.name))
     return EXIT_OK
 
 

@@ -10,8 +10,22 @@ def _gbps(bytes_per_s: float) -> str:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """The evaluation report as text for a terminal."""
-    t, p = report["topology"], report["permutation"]
+    """The evaluation report as text for a terminal: each part that was asked for."""
+    lines = [format_topology(report["topology"])]
+    if "permutation" in report:
+        lines += ["", format_permutation(report["permutation"])]
+    if "collective" in report:
+        lines += ["", format_collective(report["collective"])]
+    if "training" in report:
+        lines += ["", format_training(report["training"])]
+    if "cost" in report:
+        lines += ["", format_cost(report["cost"], report["topology"]["name"])]
+    lines += report.get("warnings", [])
+    return "\n".join(lines)
+
+
+def format_topology(t: dict[str, Any]) -> str:
+    """GPUs, switches, cables, bisection and oversubscription of the expanded fabric."""
     lines = [f"{t['name']}: {t['gpus']:,} GPUs on {t['servers']:,} servers"]
     lines.append("  switches: " + ", ".join(f"{n:,} {tier}" for tier, n in t["switches"].items()))
     lines.append(
@@ -25,8 +39,13 @@ def format_report(report: dict[str, Any]) -> str:
             "  oversubscription:   "
             + ", ".join(f"{tier} {v:.2f}:1" for tier, v in t["oversubscription"].items())
         )
+    return "\n".join(lines)
+
+
+def format_permutation(p: dict[str, Any]) -> str:
+    """The permutation test: per-flow throughput, latency and link utilization per tier."""
     f = p["throughput_fraction"]
-    lines.append("")
+    lines = []
     lines.append(
         f"permutation traffic, routing {p['routing']} ({p['flows_per_connection']} flow(s) per connection), "
         f"{p['connections']:,} connections"
@@ -50,14 +69,25 @@ def format_report(report: dict[str, Any]) -> str:
             f"    {label:<14} {u['min']:.2f} / {u['mean']:.2f} / {u['max']:.2f}   "
             f"idle {u['idle_fraction']:.1%} of {u['links']:,}"
         )
-    if "collective" in report:
-        lines.append("")
-        lines.append(format_collective(report["collective"]))
-    if "training" in report:
-        lines.append("")
-        lines.append(format_training(report["training"]))
-    for w in report.get("warnings", []):
-        lines.append(w)
+    return "\n".join(lines)
+
+
+def format_cost(report: dict[str, Any], name: str) -> str:
+    """The bill of materials, capex, power and energy cost."""
+    lines = [f"{name}: bill of materials"]
+    for line in report["bom"]:
+        lines.append(
+            f"  {line['count']:>9,} x {line['item']:<44} {line['unit_price_usd']:>11,.0f} USD "
+            f"{line['unit_power_w']:>8,.1f} W  ({line['tier']})"
+        )
+    lines.append(
+        f"capex {report['capex_usd']:,.0f} USD, network {report['network_capex_usd']:,.0f} USD "
+        f"({report['network_share']:.1%}); {report['cost_per_gpu_usd']:,.0f} USD per GPU"
+    )
+    lines.append(
+        f"power {report['power_w'] / 1e3:,.1f} kW (network {report['network_power_w'] / 1e3:,.1f} kW); "
+        f"energy over {report['years']:g} years {report['opex_usd']:,.0f} USD"
+    )
     return "\n".join(lines)
 
 

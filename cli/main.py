@@ -12,10 +12,14 @@ import argparse
 import sys
 
 from cli import commands as cmd
-from cli.commands import EXIT_INVALID
+from cli.commands import EXIT_INVALID, EXIT_OK
+from cli.crash import silence_stdout, write_crash_report
 from engine.analysis import METRICS, OPS
 from engine.catalog.errors import CatalogError
 from engine.model.errors import ScenarioError
+
+EXIT_INTERNAL = 70  # EX_SOFTWARE of sysexits.h: a bug, not bad input
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl+C
 
 
 def _command(
@@ -50,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
         prog="fabriclab", description="FabricLab: what-if explorer for AI cluster networks"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("presets", help="list the shipped preset scenarios")
@@ -150,9 +157,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one sub-command; returns the process exit code."""
+    """Run one sub-command; returns the process exit code.
+
+    Problems with the input exit 2 with every problem listed; a closed output pipe ends
+    quietly; anything unexpected prints one line and the path of a saved report (exit 70),
+    or the traceback with ``--debug``.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            raise
+        path = write_crash_report(exc, argv)
+        where = f"the details are in {path}" if path else "no report could be saved"
+        print(
+            f"internal error: {type(exc).__name__}: {exc}\n  {where}; "
+            "please attach it to a bug report (or run again with --debug)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The sub-command, with the input errors every command can raise turned into messages."""
     try:
         return args.func(args)
     except ScenarioError as exc:
