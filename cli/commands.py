@@ -29,6 +29,7 @@ from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import to_json
 
 EXIT_OK, EXIT_INVALID = 0, 2
+DASK_CONNECT_TIMEOUT_S = 5.0  # a scheduler that does not answer by then is named as unreachable
 
 
 def run_presets(args: argparse.Namespace) -> int:
@@ -134,7 +135,16 @@ def run_sweep(args: argparse.Namespace) -> int:
                     "--dask", "dask.distributed is not installed (pip install 'dask[distributed]')"
                 )
             ) from None
-        client = Client(args.dask)
+        try:
+            client = Client(args.dask, timeout=DASK_CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScenarioError(
+                Problem(
+                    "--dask",
+                    f"cannot reach a dask scheduler at {args.dask!r} within "
+                    f"{DASK_CONNECT_TIMEOUT_S:g} s ({type(exc).__name__}: {exc})",
+                )
+            ) from None
         executor = client.get_executor()
     elif args.workers == 1:
         executor = None

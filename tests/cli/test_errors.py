@@ -68,3 +68,24 @@ def test_evaluate_prints_the_cost_part_as_text(capsys):
     assert "dgx-h100-ib-ndr-1k: bill of materials" in out
     assert "capex " in out and "energy over 5 years" in out
     assert "permutation traffic" not in out
+
+
+def test_an_unreachable_dask_scheduler_is_named(capsys):
+    code = main(
+        [
+            "sweep",
+            "dgx-h100-ib-ndr-1k",
+            "--param",
+            "fabric.switch_latency_ns",
+            "--values",
+            "100,200",
+            "--metric",
+            "capex_usd",
+            "--dask",
+            "tcp://127.0.0.1:1",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--dask: cannot reach a dask scheduler at 'tcp://127.0.0.1:1'" in err
+    assert "Traceback" not in err
