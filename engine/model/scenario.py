@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.model.errors import Problem, ScenarioError
+from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 
 FORMAT_NAME = "fabriclab-scenario"
 FORMAT_VERSION = 1
@@ -236,32 +237,36 @@ def _fail(path: str, message: str) -> ScenarioError:
     return ScenarioError(Problem(where=path or "scenario", message=message))
 
 
-def _convert(value: Any, tp: Any, path: str) -> Any:
-    """`value` read from JSON, checked against and converted to the type `tp`."""
+def _convert(value: Any, tp: Any, path: str, limit: Limit | None = None) -> Any:
+    """`value` read from JSON, checked against and converted to the type `tp`; a number
+    beyond `limit` (or, with none, beyond a 64-bit integer) is refused."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
         non_none = [a for a in args if a is not type(None)]
-        return _convert(value, non_none[0], path)
+        return _convert(value, non_none[0], path, limit)
     if dataclasses.is_dataclass(tp):
         return _from_dict(tp, value, path)
     if origin is list:
         if not isinstance(value, list):
             raise _fail(path, f"expected a list, got {type(value).__name__}")
-        return [_convert(v, args[0], f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_convert(v, args[0], f"{path}[{i}]", limit) for i, v in enumerate(value)]
     if origin is tuple:
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise _fail(path, f"expected a list of {len(args)} numbers")
         return tuple(
-            _convert(v, a, f"{path}[{i}]")
+            _convert(v, a, f"{path}[{i}]", limit)
             for i, (v, a) in enumerate(zip(value, args, strict=False))
         )
     if origin is dict:
         if not isinstance(value, dict):
             raise _fail(path, f"expected an object, got {type(value).__name__}")
-        return {str(k): _convert(v, args[1], f"{path}.{k}") for k, v in value.items()}
+        return {
+            _text(str(k), f"{path} key"): _convert(v, args[1], f"{path}.{k}", limit)
+            for k, v in value.items()
+        }
     if tp is bool:
         if not isinstance(value, bool):
             raise _fail(path, f"expected true or false, got {value!r}")
@@ -269,9 +274,9 @@ def _convert(value: Any, tp: Any, path: str) -> Any:
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
-                return int(value)
+                return _bounded(int(value), limit, path)
             raise _fail(path, f"expected a whole number, got {value!r}")
-        return value
+        return _bounded(value, limit, path)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _fail(path, f"expected a number, got {value!r}")
@@ -283,12 +288,33 @@ def _convert(value: Any, tp: Any, path: str) -> Any:
             ) from None
         if not math.isfinite(number):
             raise _fail(path, f"expected a finite number, got {value!r}")
-        return number
+        return _bounded(number, limit, path)
     if tp is str:
         if not isinstance(value, str):
             raise _fail(path, f"expected text, got {value!r}")
-        return value
+        return _text(value, path)
     raise TypeError(f"unsupported field type {tp!r} at {path}")  # a bug in this module
+
+
+def _bounded(value: int | float, limit: Limit | None, path: str) -> int | float:
+    """`value` if it is within `limit`; else the refusal naming the field and the bound."""
+    why = beyond(value, limit)
+    if why is not None:
+        raise _fail(path, why)
+    return value
+
+
+def _text(value: str, path: str) -> str:
+    """`value` if it is text a file can hold: UTF-8 encodable and of sane length."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(
+            path, f"text holds an unpaired surrogate (character {exc.start + 1}); not valid Unicode"
+        ) from None
+    if len(value) > MAX_TEXT_CHARS:
+        raise _fail(path, f"text of {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
+    return value
 
 
 def _from_dict(cls: type, data: Any, path: str) -> Any:
@@ -298,17 +324,23 @@ def _from_dict(cls: type, data: Any, path: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise _fail(
-            path, f"unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
-        )
+        shown = ", ".join(_printable(str(u)) for u in unknown[:10])
+        raise _fail(path, f"unknown field(s) {shown}; known: {', '.join(sorted(names))}")
     kwargs = {}
     for f in dataclasses.fields(cls):
         sub = f"{path}.{f.name}" if path else f.name
         if f.name in data:
-            kwargs[f.name] = _convert(data[f.name], hints[f.name], sub)
+            limit = limit_of(cls.__name__, f.name)
+            kwargs[f.name] = _convert(data[f.name], hints[f.name], sub, limit)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise _fail(sub, "required field is missing")
     return cls(**kwargs)
+
+
+def _printable(text: str) -> str:
+    """`text` safe to print anywhere: unpaired surrogates escaped, long text cut."""
+    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return safe if len(safe) <= 80 else safe[:77] + "..."
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
@@ -352,6 +384,11 @@ def from_json(text: str) -> Scenario:
     except json.JSONDecodeError as exc:
         raise _fail(
             "file", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise _fail(
+            "file",
+            "nested too deeply to be a scenario (lists or objects inside each other ~1,000 levels down)",
         ) from None
     return scenario_from_dict(data)
 
@@ -446,12 +483,18 @@ def apply_override(scenario: Scenario, path: str, text: str) -> Scenario:
             value = _select(value, parts[i], walked)
         elif isinstance(value, dict) and i + 1 == len(parts) - 1:
             key = parts[-1]
-            value[key] = _parse_text(text, float, f"{walked}.{key}")
+            limit = limit_of(type(obj).__name__, name)
+            value[key] = _bounded(_parse_text(text, float, f"{walked}.{key}"), limit, walked)
             return result
         obj = value
         i += 1
     name = parts[-1]
     full = f"{walked}.{name}" if walked else name
     tp = _field_type(obj, name, full)
-    setattr(obj, name, _parse_text(text, tp, full))
+    parsed = _parse_text(text, tp, full)
+    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        parsed = _bounded(parsed, limit_of(type(obj).__name__, name), full)
+    elif isinstance(parsed, str):
+        parsed = _text(parsed, full)
+    setattr(obj, name, parsed)
     return result

@@ -9,6 +9,8 @@ Checks that need the expanded arrays (ports per switch, reachability) live in
 
 from __future__ import annotations
 
+import contextlib
+
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem
 from engine.model.scenario import (
@@ -22,6 +24,7 @@ from engine.model.scenario import (
     DeviceGroup,
     LinkBundle,
     Scenario,
+    TrainingJob,
 )
 
 MAX_SEED = 2**63 - 1  # seeds feed 64-bit hashes and numpy's random generator
@@ -83,6 +86,69 @@ def _check_groups(scenario: Scenario, catalog: Catalog) -> list[Problem]:
                 problems.append(
                     Problem(where, f"override {key} must not be negative ({value})", "overrides")
                 )
+        problems += _check_override_keys(g, catalog, where)
+    return problems
+
+
+def _override_fields(g: DeviceGroup, catalog: Catalog) -> set[str]:
+    """The catalog fields a group's overrides may replace: its device's, and for a server
+    group its NIC's too (a server group sets its NICs' latency)."""
+    device = catalog.get(g.model, g.kind)
+    fields = set(device.fields)
+    if g.kind == "server" and device.has("nic"):
+        # a server whose NIC is not in the catalog is reported where the NIC is used
+        with contextlib.suppress(KeyError):
+            fields |= set(catalog.get(device.value("nic"), "nic").fields)
+    return fields
+
+
+def _check_override_keys(g: DeviceGroup, catalog: Catalog, where: str) -> list[Problem]:
+    if not g.overrides:
+        return []
+    try:
+        known = _override_fields(g, catalog)
+    except KeyError:
+        return []  # an unknown model is reported by itself
+    unknown = sorted(set(g.overrides) - known)
+    if not unknown:
+        return []
+    return [
+        Problem(
+            where,
+            f"unknown override(s) {', '.join(map(repr, unknown))} for {g.model}; "
+            f"it has {', '.join(sorted(known))}",
+            "overrides",
+        )
+    ]
+
+
+def _check_training(job: TrainingJob) -> list[Problem]:
+    """The training job's numbers: sizes are 0 (the preset's) or positive, the ZeRO stage
+    -1 (the preset's) to 3, the efficiency 0 (the preset's) to 1."""
+    where = "workload.training"
+    problems = []
+    for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "global_batch", "seq_len"):
+        value = getattr(job, name)
+        if value < 0:
+            problems.append(
+                Problem(where, f"{name} must be 0 (the preset's) or positive, not {value}", name)
+            )
+    if not -1 <= job.zero_stage <= 3:
+        problems.append(
+            Problem(
+                where,
+                f"zero_stage must be 0, 1, 2 or 3 (-1 for the preset's), not {job.zero_stage}",
+                "zero_stage",
+            )
+        )
+    if not 0.0 <= job.compute_efficiency <= 1.0:
+        problems.append(
+            Problem(
+                where,
+                f"compute_efficiency must be in [0, 1] (0 for the preset's), not {job.compute_efficiency:g}",
+                "compute_efficiency",
+            )
+        )
     return problems
 
 
@@ -373,6 +439,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     usable = {gid for gid, g in groups.items() if group_where(g) not in bad_groups}
     problems += _check_bundles(scenario, catalog, groups, usable)
     problems += _check_settings(scenario, groups)
+    problems += _check_training(scenario.workload.training)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")
