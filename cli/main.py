@@ -14,7 +14,7 @@ import sys
 from cli import commands as cmd
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
-from engine.analysis import METRICS, OPS
+from engine.analysis import METRICS, OPS, parse_bytes, set_memory_limit
 from engine.catalog.errors import CatalogError
 from engine.model.errors import ScenarioError
 
@@ -50,6 +50,14 @@ def _command(
     return p
 
 
+def _memory(text: str) -> int:
+    """``--max-memory`` in bytes (argparse turns the ValueError into a usage error)."""
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -57,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--debug", action="store_true", help="show the traceback of an internal error"
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=_memory,
+        metavar="SIZE",
+        help="refuse scenarios estimated to need more, e.g. 8G (default: the memory available)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("presets", help="list the shipped preset scenarios")
@@ -166,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_memory_limit(args.max_memory)
     try:
         return _run(args)
     except BrokenPipeError:

@@ -25,6 +25,7 @@ from engine.analysis.sweep import METRICS, default_executor, parse_values, sweep
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
+from engine.runtime.memory import parse_bytes, set_memory_limit
 from engine.runtime.progress import Progress, RunCancelledError
 from engine.runtime.resources import resource_dir, resource_path
 from engine.topology.generators import TEMPLATES, generate
@@ -59,6 +60,7 @@ __all__ = [
     "load_from_library",
     "load_preset",
     "open_library",
+    "parse_bytes",
     "parse_values",
     "preset_names",
     "resource_dir",
@@ -66,6 +68,7 @@ __all__ = [
     "run_check",
     "run_evaluation",
     "seed_with_presets",
+    "set_memory_limit",
     "sweep",
     "training_run",
     "training_summary",

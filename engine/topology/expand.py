@@ -19,7 +19,9 @@ from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, group_where, members
+from engine.runtime.memory import memory_limit
 from engine.topology.graph_kernels import component_labels
+from engine.topology.size import check_fits, estimate_size
 
 NODE_GPU, NODE_NVSWITCH, NODE_SWITCH = 0, 1, 2
 NVLINK_BUNDLE = -1
@@ -167,7 +169,9 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     problems = check_structure(scenario, cat)
     if problems:
         raise ScenarioError(problems)
+    size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     builder = _Builder(scenario, cat)
+    builder.warnings.extend(size_warnings)
     groups = scenario.groups
     group_index = {g.id: i for i, g in enumerate(groups)}
 

@@ -89,3 +89,10 @@ def test_an_unreachable_dask_scheduler_is_named(capsys):
     assert code == 2
     assert "--dask: cannot reach a dask scheduler at 'tcp://127.0.0.1:1'" in err
     assert "Traceback" not in err
+
+
+def test_max_memory_refuses_a_fabric_that_does_not_fit(capsys):
+    assert main(["--max-memory", "100M", "evaluate", "h100-ib-ndr-16k"]) == 2
+    err = capsys.readouterr().err
+    assert "too large" in err and "(--max-memory)" in err
+    assert main(["evaluate", "dgx-h100-ib-ndr-1k", "--parts", "cost"]) == 0  # limit not kept
