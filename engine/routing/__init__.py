@@ -1,5 +1,8 @@
 """Routing on an expanded fabric: ECMP, spraying, adaptive and failover paths.
 
-`router` is the front (`Router`), `kernels` the numba code it calls and `reference` the
-plain-Python twin the tests hold the kernels to.
+`router` is the front (`Router`). It calls the numba kernels: `kernels` (every flow's path,
+counted then written), built on `candidates` (equal-cost next hops), `hashing` (ECMP
+hashes), `spray` (the even split over the DAG of shortest paths) and `adaptive` (the
+least-loaded path and its re-placement), which take their arrays grouped as in
+`structures`. `reference` is the plain-Python twin the tests hold the kernels to.
 """

@@ -27,7 +27,7 @@ def mix64_reference(x: int) -> int:
 
 
 def flow_hash_reference(src: int, dst: int, sub: int, seed: int) -> int:
-    """The per-flow ECMP hash of `engine.routing.router._flow_hashes`."""
+    """The per-flow ECMP hash of `engine.routing.hashing.flow_hashes`."""
     base = mix64_reference(seed + 0x9E3779B97F4A7C15)
     h = mix64_reference(base ^ src)
     h = mix64_reference(h ^ ((dst << 20) & MASK64))

@@ -14,19 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from engine.model.scenario import RoutingPolicy
+from engine.routing.adaptive import refine_adaptive
+from engine.routing.hashing import flow_hashes
 from engine.routing.kernels import (
     MODE_ADAPTIVE,
     MODE_ADAPTIVE_LOCAL,
     MODE_ECMP,
     MODE_SPRAY,
     UNREACHABLE,
-    mix64,
-    refine_adaptive,
     route_flows,
 )
+from engine.routing.structures import Flows, Graph, Links, Paths
 from engine.topology.expand import NODE_SWITCH, Fabric
 from engine.topology.graph_kernels import component_labels, distances_to_targets
 
@@ -65,17 +65,6 @@ class RoutedFlows:
     def n_flows(self) -> int:
         """Number of routed (sub-)flows."""
         return int(self.connection.shape[0])
-
-
-@njit(cache=True, nogil=True)
-def _flow_hashes(src: np.ndarray, dst: np.ndarray, sub: np.ndarray, seed: int) -> np.ndarray:
-    out = np.empty(src.shape[0], dtype=np.uint64)
-    base = mix64(np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15))
-    for i in range(src.shape[0]):
-        h = mix64(base ^ np.uint64(src[i]))
-        h = mix64(h ^ (np.uint64(dst[i]) << np.uint64(20)))
-        out[i] = mix64(h ^ (np.uint64(sub[i]) << np.uint64(44)))
-    return out
 
 
 def _csr(index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -130,6 +119,18 @@ class Router:
             raise ValueError(f"{self.n_switches} switches: routing tables hold at most 32,766")
         self._dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
         self._dist_row: dict[int, int] = {}
+        # What the kernels read of the fabric, grouped once for every call.
+        self._graph = Graph(
+            self.out_ptr,
+            self.out_link,
+            self.run_end,
+            self.first_sw,
+            fabric.link_dst,
+            self.is_switch,
+            self.local_index,
+            self.max_degree,
+        )
+        self._links = Links(fabric.link_capacity, fabric.gpu_nvlink_up, fabric.gpu_nvlink_down)
 
     def _attachment_keys(self) -> np.ndarray:
         """Per GPU: the id of the set of switches it is cabled to (-1 when none)."""
@@ -243,7 +244,7 @@ class Router:
         f_src, f_dst = src[conn], dst[conn]
         f_entry, f_exit = entry[conn], exit_[conn]
         f_bytes = nbytes[conn] / q
-        hashes = _flow_hashes(f_src, f_dst, sub, int(policy.seed))
+        hashes = flow_hashes(f_src, f_dst, sub, int(policy.seed))
         exit_keys = self._attach_key[np.maximum(f_exit, 0)]
         rows = (
             self._distance_rows(exit_keys[f_entry >= 0])
@@ -255,40 +256,15 @@ class Router:
         fab = self.fabric
         load = np.zeros(fab.n_links)
         counts = np.zeros(conn.shape[0], dtype=np.int64)
-        dummy_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
-        empty_i = np.empty(0, dtype=np.int64)
-        empty_f = np.empty(0)
-        graph = (
-            self.out_ptr,
-            self.out_link,
-            self.run_end,
-            self.first_sw,
-            fab.link_dst,
-            self.is_switch,
-            self.local_index,
-            self._dist,
-            self.max_degree,
+        flows = Flows(f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
+        counting = Paths(
+            np.zeros(conn.shape[0] + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0), counts
         )
-        nvlink = (fab.gpu_nvlink_up, fab.gpu_nvlink_down)
-        flows = (f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
-        route_flows(
-            mode,
-            False,
-            *graph,
-            *flows,
-            *nvlink,
-            load,
-            fab.link_capacity,
-            dummy_ptr,
-            empty_i,
-            empty_f,
-            counts,
-        )
+        route_flows(mode, False, self._graph, self._links, self._dist, flows, load, counting)
         reachable = counts != UNREACHABLE
         if not np.all(reachable):
             conn, counts = conn[reachable], counts[reachable]
-            flows = tuple(a[reachable] for a in flows)
-        f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes = flows
+            flows = Flows(*(a[reachable] for a in flows))
         total = int(counts.sum())
         if total > MAX_ENTRIES:
             raise MemoryError(
@@ -301,33 +277,11 @@ class Router:
         np.cumsum(counts, out=flow_ptr[1:])
         entry_link = np.empty(total, dtype=np.int64)
         entry_weight = np.empty(total)
-        route_flows(
-            mode,
-            True,
-            *graph,
-            *flows,
-            *nvlink,
-            load,
-            fab.link_capacity,
-            flow_ptr,
-            entry_link,
-            entry_weight,
-            counts,
-        )
+        paths = Paths(flow_ptr, entry_link, entry_weight, counts)
+        route_flows(mode, True, self._graph, self._links, self._dist, flows, load, paths)
         if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
             refine_adaptive(
-                ADAPTIVE_PASSES,
-                *graph,
-                f_key,
-                f_src,
-                f_entry,
-                f_exit,
-                hashes,
-                f_bytes,
-                load,
-                fab.link_capacity,
-                flow_ptr,
-                entry_link,
+                ADAPTIVE_PASSES, self._graph, self._links, self._dist, flows, load, paths
             )
         latency = (
             np.add.reduceat(entry_weight * fab.link_latency[entry_link], flow_ptr[:-1])
@@ -340,9 +294,9 @@ class Router:
         return RoutedFlows(
             n_connections=n_conn,
             connection=conn,
-            src_gpu=f_src,
-            dst_gpu=f_dst,
-            flow_bytes=f_bytes,
+            src_gpu=flows.src,
+            dst_gpu=flows.dst,
+            flow_bytes=flows.nbytes,
             flow_ptr=flow_ptr,
             entry_link=entry_link,
             entry_weight=entry_weight,

@@ -9,6 +9,7 @@ from engine.analysis.evaluate import permutation_test
 from engine.flows.solver import max_min_rates
 from engine.flows.traffic import permutation
 from engine.model.scenario import RoutingPolicy, SwitchFailure
+from engine.routing import adaptive, kernels
 from engine.routing import router as routing
 from engine.routing.reference import ReferenceRouter, flow_hash_reference
 from engine.routing.router import Router
@@ -56,6 +57,16 @@ def test_kernel_paths_match_the_reference_router(tor_fabric, mode, monkeypatch):
             np.testing.assert_allclose(
                 [got[k] for k in expected], list(expected.values()), rtol=1e-12
             )
+
+
+def test_kernels_compile_one_signature_for_every_policy(tor_fabric):
+    # The kernels take their arrays as named tuples built by the Router; every policy and
+    # both passes must hit the same compiled (and cached) signature.
+    src, dst = permutation(tor_fabric, seed=6)
+    for mode in ("ecmp", "adaptive", "spray"):
+        Router(tor_fabric).route(src, dst, RoutingPolicy(mode=mode), 1e6)
+    assert len(kernels.route_flows.signatures) == 1
+    assert len(adaptive.refine_adaptive.signatures) == 1
 
 
 def test_adaptive_refinement_improves_balance(tor_fabric, monkeypatch):
