@@ -39,7 +39,7 @@ def run_app() -> int:
     from PySide6.QtWidgets import QApplication
 
     from ui.about import application_icon
-    from ui.main_window import app_settings
+    from ui.settings import app_settings
     from ui.theme import THEME_SETTING, apply_app_theme, theme_named
 
     app = QApplication.instance() or QApplication(sys.argv)
@@ -59,14 +59,14 @@ def run_app() -> int:
 
 
 def open_main_window(settings: QSettings | None = None) -> MainWindow:
-    """Show the main window on the user's library (`ui.library_session.open_app_library`).
+    """Show the main window on the user's library (`ui.library.session.open_app_library`).
 
     It opens the last scenario used, or the default preset, from the library (its cached
     result shown at once when there is one). A library file that cannot be used is left
     untouched and reported; the window then opens without library features.
     """
-    from ui.library_dialogs import report_library_problem
-    from ui.library_session import open_app_library
+    from ui.library.dialogs import report_library_problem
+    from ui.library.session import open_app_library
     from ui.main_window import MainWindow
 
     library, problem = open_app_library()

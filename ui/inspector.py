@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.model.scenario import PATTERNS, ROUTING_MODES
-from ui.document import ScenarioDocument
+from ui.document.document import ScenarioDocument
 
 MAX_COUNT = 1_000_000
 MAX_LATENCY_NS = 100_000.0

@@ -3,7 +3,8 @@
 Edits reach the `ScenarioDocument` (undoable); each change re-checks the structure at once
 and, after a short debounce, asks the `EvaluationWorker` for a fresh evaluation off the GUI
 thread. The status bar shows the validation state, the engine time and, while a run is in
-progress, a cancel button.
+progress, a cancel button. The actions and menus come from `WindowMenus` (`ui.menus`); with
+a library the window hands a `LibrarySession` what it needs (`SessionHost`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -32,28 +33,23 @@ from engine.library.store import Library
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from ui.about import AboutDialog
-from ui.canvas import FabricCanvas
-from ui.document import ScenarioDocument
+from ui.canvas.view import FabricCanvas
+from ui.document.document import ScenarioDocument
 from ui.icons import set_action_icons
 from ui.inspector import Inspector
-from ui.library_session import LibrarySession
+from ui.library.host import SessionHost
+from ui.library.session import LibrarySession
+from ui.menus import WindowMenus
 from ui.palette import Palette
 from ui.problems import ProblemsPanel
-from ui.results import ResultsPanel
-from ui.sweep_panel import SweepPanel
+from ui.results.panel import ResultsPanel
+from ui.results.sweep_panel import SweepPanel
+from ui.settings import SettingsStore
 from ui.templates import TemplateDialog
-from ui.theme import THEME_SETTING, add_theme_actions, apply_app_theme, apply_theme_to, theme_named
-from ui.worker import EvaluationWorker
+from ui.theme import THEME_SETTING, apply_app_theme, apply_theme_to, theme_named
+from ui.work.evaluation import EvaluationWorker
 
 DEBOUNCE_MS = 150
-MAX_RECENT = 5
-
-
-def app_settings() -> QSettings:
-    """FabricLab's user settings (INI format, so tests can redirect them with `setPath`)."""
-    return QSettings(
-        QSettings.Format.IniFormat, QSettings.Scope.UserScope, "FabricLab", "FabricLab"
-    )
 
 
 def summary_html(scenario: Scenario) -> str:
@@ -65,7 +61,7 @@ def summary_html(scenario: Scenario) -> str:
     )
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowMenus, QMainWindow):
     """FabricLab's top-level window, opened on `scenario` (default: the default preset).
 
     `settings` (the app passes `app_settings()`) restores the window geometry and state at
@@ -89,7 +85,7 @@ class MainWindow(QMainWindow):
         # where geometry, dock state and recent files persist (`app_settings()` in the app);
         # without one they live only as long as the window
         self.settings = settings
-        self._memory_settings: dict[str, Any] = {}
+        self.store = SettingsStore(settings)
         self.catalog = catalog or default_catalog()
         self.document = ScenarioDocument(
             scenario if scenario is not None else load_preset(DEFAULT_PRESET), self.catalog, self
@@ -165,9 +161,13 @@ class MainWindow(QMainWindow):
         self.template_dialog: TemplateDialog | None = None
         self.about_dialog: AboutDialog | None = None
         self.library = library
-        self.library_session = LibrarySession(self, library) if library is not None else None
+        self.library_session: LibrarySession | None = None
+        if library is not None:
+            self.library_session = LibrarySession(self._session_host(), library)
+            self._add_library(self.library_session)
+            self.evaluated.connect(self.library_session.cache_report)
         self.document.undo_stack.cleanChanged.connect(self._clean_changed)
-        self.set_theme(self._setting(THEME_SETTING))
+        self.set_theme(self.store.value(THEME_SETTING))
         self._restore_settings()
         self._refresh_texts()
         self._show_validation(self.document.problems)
@@ -176,6 +176,18 @@ class MainWindow(QMainWindow):
             self.evaluate_now()
 
     # ---- construction -----------------------------------------------------------------------
+
+    def _session_host(self) -> SessionHost:
+        return SessionHost(
+            window=self,
+            document=self.document,
+            catalog=self.catalog,
+            results=self.results,
+            settings=self.settings,
+            evaluate=self.evaluate_now,
+            show_cached=self.show_cached_report,
+            fit_view=self.canvas.fit,
+        )
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -196,120 +208,6 @@ class MainWindow(QMainWindow):
         for w in (self.validation_label, self.engine_label, self.progress, self.cancel_button):
             bar.addPermanentWidget(w)
         bar.showMessage("Ready")
-
-    def _build_actions(self, *docks: QDockWidget) -> None:
-        stack = self.document.undo_stack
-        self.undo_action = stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
-        self.redo_action = stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        self.fit_action = QAction("&Fit to view", self)
-        self.fit_action.setShortcut(QKeySequence("Ctrl+0"))
-        self.fit_action.triggered.connect(self.canvas.fit)
-        zoom_in = QAction("Zoom &in", self)
-        zoom_in.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
-        zoom_in.triggered.connect(lambda: self.canvas.zoom(1.25))
-        zoom_out = QAction("Zoom &out", self)
-        zoom_out.setShortcut(QKeySequence("Ctrl+-"))
-        zoom_out.triggered.connect(lambda: self.canvas.zoom(0.8))
-        self.evaluate_action = QAction("&Evaluate", self)
-        self.evaluate_action.setShortcut(QKeySequence("F5"))
-        self.evaluate_action.triggered.connect(self.evaluate_now)
-        self.cancel_action = QAction("&Cancel evaluation", self)
-        self.cancel_action.setShortcut(QKeySequence("Esc"))
-        self.cancel_action.triggered.connect(self.worker.cancel)
-        self.quit_action = QAction("&Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.triggered.connect(self.close)
-        self.open_action = QAction("&Open…", self)
-        self.open_action.setShortcut(QKeySequence("Ctrl+O"))
-        self.open_action.triggered.connect(self.open_file)
-        self.save_as_action = QAction("Save &As…", self)
-        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
-        self.save_as_action.triggered.connect(self.save_file_as)
-        self.template_action = QAction("New from &template…", self)
-        self.template_action.setShortcut(QKeySequence("Ctrl+N"))
-        self.template_action.triggered.connect(self.new_from_template)
-        # canvas edits: only while the canvas has focus, so text boxes keep their keys
-        self.delete_action = QAction("&Delete", self)
-        self.delete_action.setShortcuts([QKeySequence("Delete"), QKeySequence("Backspace")])
-        self.delete_action.triggered.connect(self.canvas.delete_selected)
-        self.copy_action = QAction("&Copy", self)
-        self.copy_action.setShortcut(QKeySequence("Ctrl+C"))
-        self.copy_action.triggered.connect(self.canvas.copy_selected)
-        self.paste_action = QAction("&Paste", self)
-        self.paste_action.setShortcut(QKeySequence("Ctrl+V"))
-        self.paste_action.triggered.connect(self.canvas.paste)
-        for action in (self.delete_action, self.copy_action, self.paste_action):
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.canvas.addAction(action)
-
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        self.file_menu = file_menu
-        file_menu.addAction(self.template_action)
-        file_menu.addAction(self.open_action)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.setObjectName("recentMenu")
-        file_menu.addAction(self.save_as_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        edit_menu = menu.addMenu("&Edit")
-        edit_menu.addActions([self.undo_action, self.redo_action])
-        edit_menu.addSeparator()
-        edit_menu.addActions([self.copy_action, self.paste_action, self.delete_action])
-        view_menu = menu.addMenu("&View")
-        self.view_menu = view_menu
-        view_menu.addActions([self.fit_action, zoom_in, zoom_out])
-        view_menu.addSeparator()
-        for dock in docks:
-            view_menu.addAction(dock.toggleViewAction())
-        view_menu.addSeparator()
-        self.theme_menu = view_menu.addMenu("&Theme")
-        self.theme_actions = add_theme_actions(self, self.theme_menu, self.set_theme)
-        run_menu = menu.addMenu("&Run")
-        run_menu.addActions([self.evaluate_action, self.cancel_action])
-        help_menu = menu.addMenu("&Help")
-        self.about_action = help_menu.addAction("&About FabricLab")
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
-
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("mainToolBar")
-        toolbar.setIconSize(QSize(20, 20))  # icon buttons as tall as the former text buttons
-        toolbar.layout().setContentsMargins(0, 0, 0, 0)
-        toolbar.addActions([self.template_action, self.open_action, self.save_as_action])
-        toolbar.addSeparator()
-        toolbar.addActions([self.undo_action, self.redo_action, self.fit_action])
-        toolbar.addSeparator()
-        toolbar.addActions([self.evaluate_action, self.cancel_action])
-        for action in (
-            self.quit_action,
-            self.open_action,
-            self.save_as_action,
-            self.template_action,
-            self.undo_action,
-            self.redo_action,
-            self.fit_action,
-            zoom_in,
-            zoom_out,
-            self.evaluate_action,
-            self.cancel_action,
-        ):
-            self.addAction(action)
-        # (action, icon) pairs: the icons are redrawn in the theme's colours on every switch
-        self.action_icons = [
-            (self.template_action, "template"),
-            (self.open_action, "open"),
-            (self.save_as_action, "save"),
-            (self.undo_action, "undo"),
-            (self.redo_action, "redo"),
-            (self.fit_action, "fit"),
-            (zoom_in, "zoom-in"),
-            (zoom_out, "zoom-out"),
-            (self.evaluate_action, "run"),
-            (self.cancel_action, "stop"),
-        ]
 
     # ---- files and palette ------------------------------------------------------------------
 
@@ -382,39 +280,6 @@ class MainWindow(QMainWindow):
 
     # ---- settings -----------------------------------------------------------------------------
 
-    def recent_files(self) -> list[str]:
-        """The last opened or saved scenario files, newest first."""
-        value = self._setting("recentFiles", [])
-        if isinstance(value, str):
-            value = [value] if value else []
-        return [str(v) for v in (value or [])][:MAX_RECENT]
-
-    def add_recent_file(self, path: str) -> None:
-        """Put `path` first in the recent files (at most `MAX_RECENT`)."""
-        files = [f for f in self.recent_files() if f != str(path)]
-        files = [str(path), *files][:MAX_RECENT]
-        self._set_setting("recentFiles", files)
-        self._fill_recent_menu()
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        for path in files:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
-        self.recent_menu.setEnabled(bool(files))
-
-    def _setting(self, key: str, default: Any = None) -> Any:
-        if self.settings is None:
-            return self._memory_settings.get(key, default)
-        return self.settings.value(key, default)
-
-    def _set_setting(self, key: str, value: Any) -> None:
-        if self.settings is None:
-            self._memory_settings[key] = value
-        else:
-            self.settings.setValue(key, value)
-
     def set_theme(self, name: object) -> None:
         """Switch the app, canvas, palette, plots and icons to theme `name` and remember it.
 
@@ -429,23 +294,22 @@ class MainWindow(QMainWindow):
         apply_theme_to(self, self.theme)
         set_action_icons(self.action_icons, self.theme)
         self.theme_actions[self.theme.name].setChecked(True)
-        self._set_setting(THEME_SETTING, self.theme.name)
+        self.store.set_value(THEME_SETTING, self.theme.name)
 
     def _restore_settings(self) -> None:
-        geometry = self._setting("geometry")
+        geometry = self.store.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        state = self._setting("windowState")
+        state = self.store.value("windowState")
         if state is not None:
             self.restoreState(state)
         self._fill_recent_menu()
 
     def save_settings(self) -> None:
         """Store the window geometry and dock/toolbar state."""
-        self._set_setting("geometry", self.saveGeometry())
-        self._set_setting("windowState", self.saveState())
-        if self.settings is not None:
-            self.settings.sync()
+        self.store.set_value("geometry", self.saveGeometry())
+        self.store.set_value("windowState", self.saveState())
+        self.store.sync()
 
     def _file_error(self, title: str, detail: str) -> None:
         self.statusBar().showMessage(f"{title}: {detail.splitlines()[0] if detail else ''}")
@@ -528,6 +392,14 @@ class MainWindow(QMainWindow):
     def _run_progress(self, request_id: int, fraction: float, stage: str) -> None:
         self.progress.setValue(round(100 * fraction))
         self.statusBar().showMessage(f"Evaluating: {stage}…")
+
+    def show_cached_report(self, report: dict) -> None:
+        """Show a report kept from an earlier run instead of evaluating: no run is pending."""
+        self.debounce.stop()
+        if self.worker.running:
+            self.worker.cancel()
+        self.show_report(report)
+        self.engine_label.setText("engine: cached")
 
     def show_report(self, report: dict) -> None:
         """Show a report (a finished run's or a cached one) in the results and on the canvas."""

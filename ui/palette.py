@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.catalog.devices import Catalog
-from ui.canvas import DEVICE_MIME
+from ui.canvas.gestures import DEVICE_MIME
 from ui.icons import device_icon
 from ui.theme import LIGHT, Theme
 

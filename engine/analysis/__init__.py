@@ -7,6 +7,7 @@ contract in pyproject.toml); every figure they show is computed behind this door
 from __future__ import annotations
 
 from engine.analysis.compare import compare, convert_technology
+from engine.analysis.connect import default_bundle
 from engine.analysis.evaluate import evaluate, training_summary
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
@@ -21,7 +22,9 @@ from engine.analysis.self_check import (
     run_check,
 )
 from engine.analysis.sources import load_from_library, open_library, seed_with_presets
-from engine.analysis.sweep import METRICS, default_executor, parse_values, sweep
+from engine.analysis.sweep import METRICS, SweepResult, default_executor, parse_values, sweep
+from engine.analysis.sweep_points import SweepPoint, sweep_points
+from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
@@ -44,6 +47,9 @@ __all__ = [
     "Progress",
     "RunCancelledError",
     "SelfCheckError",
+    "SweepPoint",
+    "SweepResult",
+    "bundle_tier_labels",
     "check_evaluation",
     "check_library",
     "check_numba_cache",
@@ -52,6 +58,7 @@ __all__ = [
     "compare",
     "convert_technology",
     "cost_run",
+    "default_bundle",
     "default_executor",
     "evaluate",
     "fabric_size",
@@ -70,6 +77,9 @@ __all__ = [
     "seed_with_presets",
     "set_memory_limit",
     "sweep",
+    "sweep_points",
+    "tier_peak",
+    "tier_utilization",
     "training_run",
     "training_summary",
 ]

@@ -149,14 +149,17 @@ def sweep(
     executor: Executor | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    on_point: Callable[[int, float, str], None] | None = None,
 ) -> SweepResult:
     """Evaluate `metric` at every combination of the parameters' values.
 
     `params` holds one or two ``(dotted path, values)`` pairs; values are text as on the
     command line. All points are checked before any runs (a bad path or value fails at once).
     `progress(done, total)` is called as points finish; when `cancelled()` turns true, points
-    not yet started are dropped and the result says so. Without an executor the points run
-    inline, one after another.
+    not yet started are dropped and the result says so. `on_point(index, result, error)`
+    hears each finished point as it finishes (NaN and the message when it failed, else
+    ``""``), so a caller can draw the curve while it grows. Without an executor the points
+    run inline, one after another.
     """
     if metric not in METRICS:
         raise ScenarioError(
@@ -184,6 +187,8 @@ def sweep(
                 break
             results[i] = _run_point(doc, metric, errors, i)
             done += 1
+            if on_point is not None:
+                on_point(i, float(results[i]), errors.get(i, ""))
             if progress:
                 progress(done, len(points))
     else:
@@ -200,6 +205,8 @@ def sweep(
                 if not future.cancelled():
                     errors[i] = f"{type(exc).__name__}: {exc}"
             done += 1
+            if on_point is not None:
+                on_point(i, float(results[i]), errors.get(i, ""))
             if progress:
                 progress(done, len(points))
             if cancelled is not None and cancelled() and not was_cancelled:

@@ -21,6 +21,21 @@ def summary_stats(values: np.ndarray) -> dict[str, float]:
 
 
 HISTOGRAM_BINS = 10  # utilization bins of 10 % each
+TIER_SEPARATOR = "->"
+
+
+def tier_pair_label(source: str, target: str) -> str:
+    """The label of the links from tier `source` to tier `target`, e.g. ``leaf->spine``."""
+    return f"{source}{TIER_SEPARATOR}{target}"
+
+
+def split_tier_label(label: str) -> tuple[str, str] | None:
+    """The (source, target) tiers of a `tier_label`; ``None`` for one naming no tier pair
+    (``nvlink``, the links inside a server)."""
+    if TIER_SEPARATOR not in label:
+        return None
+    source, target = label.split(TIER_SEPARATOR, 1)
+    return source, target
 
 
 def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
@@ -29,7 +44,7 @@ def tier_label(fabric: Fabric, bundle: int, upward: bool) -> str:
         return "nvlink"
     b = fabric.scenario.bundles[bundle]
     ta, tb = fabric.scenario.group(b.a).tier, fabric.scenario.group(b.b).tier
-    return f"{ta}->{tb}" if upward else f"{tb}->{ta}"
+    return tier_pair_label(ta, tb) if upward else tier_pair_label(tb, ta)
 
 
 def tier_masks(fabric: Fabric) -> dict[str, np.ndarray]:

@@ -180,13 +180,13 @@ def test_cancel_stops_a_long_run_at_its_next_checkpoint(qtbot):
     qtbot.waitExposed(win)
     # every checkpoint the job passes, stale or not (called on the pool thread)
     stages: list[str] = []
-    win.worker._bridge.progress.connect(lambda _id, _f, stage: stages.append(stage))
+    win.worker.tasks._bridge.progress.connect(lambda _key, _id, _f, stage: stages.append(stage))
     with qtbot.waitSignal(win.worker.progress, timeout=TIMEOUT_MS):
         win.evaluate_now()
     qtbot.waitUntil(lambda: win.progress.isVisibleTo(win), timeout=TIMEOUT_MS)
     with qtbot.waitSignal(win.worker.discarded, timeout=TIMEOUT_MS):
         qtbot.mouseClick(win.cancel_button, Qt.MouseButton.LeftButton)
-    assert win.worker._pool.waitForDone(TIMEOUT_MS)
+    assert win.worker.tasks._pool.waitForDone(TIMEOUT_MS)
     assert win.last_report is None
     assert "done" not in stages and "training step" not in stages, stages
     assert win.statusBar().currentMessage() == "Evaluation cancelled"

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QDialogButtonBox, QDockWidget, QFileDialog
 
 from engine.analysis import interactive as worker_module
 from engine.model.errors import Problem, ScenarioError
-from ui.main_window import MainWindow, app_settings
+from ui.main_window import MainWindow
+from ui.settings import app_settings
 from ui.templates import TemplateDialog
 
 TIMEOUT_MS = 60_000

@@ -1,14 +1,11 @@
-"""Bundle inspector, problems dock and the sweep tab, driven through the widgets."""
+"""Bundle inspector and problems dock, driven through the widgets."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
-from ui import sweep_panel as sweep_module
 from ui.main_window import MainWindow
 from ui.problems import problem_text
 
@@ -144,88 +141,3 @@ def test_an_expansion_problem_from_the_worker_reaches_the_dock(qtbot, win):
         win.evaluate_now()
     rows = win.problems_panel.row_texts()
     assert any("more ports than" in r for r in rows)
-
-
-# ---- sweep tab --------------------------------------------------------------------------------
-
-
-def test_sweep_tab_defaults(win):
-    panel = win.sweep_panel
-    assert win.results.tabs.tabText(win.results.tabs.indexOf(panel)) == "Sweep"
-    assert panel.param_edit.text() == "fabric.switch_latency_ns"
-    assert panel.values_edit.text() == "100:20000:16"
-    assert panel.metric_combo.currentText() == "busbw_GBps"
-
-
-def test_a_small_sweep_draws_three_points(qtbot, win):
-    win.document.set_field("workload.ranks", "64")
-    panel = win.sweep_panel
-    panel.values_edit.setText("100,1000,5000")
-    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    assert blocker.args == [False]
-    xs, ys = panel.curve.getData()
-    assert list(xs) == [100.0, 1000.0, 5000.0]
-    assert len(ys) == 3 and all(y > 0 for y in ys)
-    assert panel.progress.value() == 3 and panel.progress.maximum() == 3
-    assert "done" in panel.message.text()
-    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
-
-
-def test_cancel_after_the_first_point_keeps_the_finished_points(qtbot, win, monkeypatch):
-    real_sweep = sweep_module.sweep
-
-    def slow_sweep(*args, **kwargs):  # points this small finish faster than a click
-        time.sleep(0.3)
-        return real_sweep(*args, **kwargs)
-
-    monkeypatch.setattr(sweep_module, "sweep", slow_sweep)
-    win.document.set_field("workload.ranks", "64")
-    panel = win.sweep_panel
-    panel.values_edit.setText("100,1000,5000")
-    panel._bridge.point.connect(lambda *args: panel.cancel_button.click())
-    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    assert blocker.args == [True]
-    xs, _ = panel.curve.getData()
-    assert 1 <= len(xs) < 3
-    assert len(panel.points) == len(xs)
-    assert "cancelled" in panel.message.text()
-
-
-def test_a_bad_sweep_parameter_fails_with_a_message(qtbot, win):
-    panel = win.sweep_panel
-    panel.param_edit.setText("fabric.nope")
-    panel.values_edit.setText("1,2")
-    with qtbot.waitSignal(panel.runFailed, timeout=TIMEOUT_MS):
-        panel.run_button.click()
-    assert "Sweep failed" in panel.message.text()
-    assert panel.points == [] and panel.run_button.isEnabled()
-
-
-def test_the_sweep_curve_exports_as_csv_and_svg(qtbot, win, tmp_path, monkeypatch):
-    import csv
-    import xml.etree.ElementTree as ET
-
-    from PySide6.QtWidgets import QFileDialog
-
-    win.document.set_field("workload.ranks", "64")
-    panel = win.sweep_panel
-    panel.values_edit.setText("1000,100")
-    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS):
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    menu = panel.export_button.menu()
-    for fmt in ("csv", "svg"):
-        target = tmp_path / f"sweep.{fmt}"
-        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
-        menu.findChild(type(menu.actions()[0]), f"sweepExport_sweep_{fmt}").trigger()
-        assert target.exists(), panel.message.text()
-    with open(tmp_path / "sweep.csv", newline="") as f:
-        rows = list(csv.reader(f))
-    metric = panel.metric_combo.currentText()
-    assert rows[0] == [panel.param_edit.text(), metric]
-    xs, ys = panel.curve.getData()
-    assert [float(r[0]) for r in rows[1:]] == sorted(xs) == [100.0, 1000.0]
-    assert sorted(float(r[1]) for r in rows[1:]) == sorted(ys)
-    root = ET.parse(tmp_path / "sweep.svg").getroot()
-    assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())

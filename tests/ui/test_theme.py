@@ -10,9 +10,10 @@ from PySide6.QtWidgets import QApplication, QMenu, QToolBar
 
 from engine.catalog.devices import DEVICE_KINDS
 from engine.presets.scenarios import load_preset
-from ui.canvas import tier_y
+from ui.canvas.layout import tier_y
 from ui.icons import ACTION_ICONS, action_icon, device_icon, device_pixmap
-from ui.main_window import MainWindow, app_settings
+from ui.main_window import MainWindow
+from ui.settings import app_settings
 from ui.theme import DARK, LIGHT, THEME_SETTING, apply_app_theme, apply_theme_to
 
 

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from engine.analysis.evaluate import permutation_test
-from engine.flows.utilization import tier_label, utilization_histogram
+from engine.flows.utilization import (
+    split_tier_label,
+    tier_label,
+    tier_pair_label,
+    utilization_histogram,
+)
 from engine.topology import generators as gen
 from engine.topology.expand import NVLINK_BUNDLE, expand
 
@@ -93,3 +98,13 @@ def test_full_and_idle_links_land_in_the_last_and_first_bins(single_switch):
 def test_a_histogram_without_bins_is_refused_with_a_message(single_switch, bins):
     with pytest.raises(ValueError, match="at least one bin"):
         utilization_histogram(single_switch, np.zeros(single_switch.n_links), bins)
+
+
+def test_a_tier_label_splits_back_into_its_tiers(oversubscribed):
+    labels = set(permutation_test(oversubscribed)["link_utilization"])
+    assert {"server->leaf", "leaf->server", "leaf->spine", "spine->leaf"} <= labels
+    for label in labels - {"nvlink"}:
+        source, target = split_tier_label(label)
+        assert tier_pair_label(source, target) == label
+    assert split_tier_label("nvlink") is None
+    assert tier_pair_label("leaf", "spine") == "leaf->spine"

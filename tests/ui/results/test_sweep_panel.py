@@ -1,0 +1,113 @@
+"""The Sweep tab driven through its widgets: run, cancel, a bad parameter, export."""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine.analysis import SweepPoint
+from ui.main_window import MainWindow
+
+TIMEOUT_MS = 60_000
+# the module, not the `sweep` function `engine.analysis` exports under the same name
+sweep_module = importlib.import_module("engine.analysis.sweep")
+
+
+@pytest.fixture
+def win(qtbot):
+    w = MainWindow(evaluate_on_start=False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.sweep_panel.shutdown()
+    w.worker.shutdown()
+
+
+def test_sweep_tab_defaults(win):
+    panel = win.sweep_panel
+    assert win.results.tabs.tabText(win.results.tabs.indexOf(panel)) == "Sweep"
+    assert panel.param_edit.text() == "fabric.switch_latency_ns"
+    assert panel.values_edit.text() == "100:20000:16"
+    assert panel.metric_combo.currentText() == "busbw_GBps"
+
+
+def test_a_small_sweep_draws_three_points(qtbot, win):
+    win.document.set_field("workload.ranks", "64")
+    panel = win.sweep_panel
+    panel.values_edit.setText("100,1000,5000")
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    assert blocker.args == [False]
+    xs, ys = panel.curve.getData()
+    assert list(xs) == [100.0, 1000.0, 5000.0]
+    assert len(ys) == 3 and all(y > 0 for y in ys)
+    assert panel.progress.value() == 3 and panel.progress.maximum() == 3
+    assert "done" in panel.message.text()
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+
+
+def test_cancel_after_the_first_point_keeps_the_finished_points(qtbot, win, monkeypatch):
+    real_point = sweep_module.evaluate_metric
+
+    def slow_point(*args, **kwargs):  # points this small finish faster than a click
+        time.sleep(0.3)
+        return real_point(*args, **kwargs)
+
+    def cancel_at_a_point(_key, _request, payload):
+        if isinstance(payload, SweepPoint):
+            panel.cancel_button.click()
+
+    monkeypatch.setattr(sweep_module, "evaluate_metric", slow_point)
+    win.document.set_field("workload.ranks", "64")
+    panel = win.sweep_panel
+    panel.values_edit.setText("100,1000,5000")
+    panel.worker.partial.connect(cancel_at_a_point)
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    assert blocker.args == [True]
+    xs, _ = panel.curve.getData()
+    assert 1 <= len(xs) < 3
+    assert len(panel.points) == len(xs)
+    assert "cancelled" in panel.message.text()
+
+
+def test_a_bad_sweep_parameter_fails_with_a_message(qtbot, win):
+    panel = win.sweep_panel
+    panel.param_edit.setText("fabric.nope")
+    panel.values_edit.setText("1,2")
+    with qtbot.waitSignal(panel.runFailed, timeout=TIMEOUT_MS):
+        panel.run_button.click()
+    assert "Sweep failed" in panel.message.text()
+    assert panel.points == [] and panel.run_button.isEnabled()
+
+
+def test_the_sweep_curve_exports_as_csv_and_svg(qtbot, win, tmp_path, monkeypatch):
+    import csv
+    import xml.etree.ElementTree as ET
+
+    from PySide6.QtWidgets import QFileDialog
+
+    win.document.set_field("workload.ranks", "64")
+    panel = win.sweep_panel
+    panel.values_edit.setText("1000,100")
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    menu = panel.export_button.menu()
+    for fmt in ("csv", "svg"):
+        target = tmp_path / f"sweep.{fmt}"
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, t=target, **k: (str(t), ""))
+        menu.findChild(type(menu.actions()[0]), f"sweepExport_sweep_{fmt}").trigger()
+        assert target.exists(), panel.message.text()
+    with open(tmp_path / "sweep.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    metric = panel.metric_combo.currentText()
+    assert rows[0] == [panel.param_edit.text(), metric]
+    xs, ys = panel.curve.getData()
+    assert [float(r[0]) for r in rows[1:]] == sorted(xs) == [100.0, 1000.0]
+    assert sorted(float(r[1]) for r in rows[1:]) == sorted(ys)
+    root = ET.parse(tmp_path / "sweep.svg").getroot()
+    assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())

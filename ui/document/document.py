@@ -1,0 +1,278 @@
+"""The open scenario: the current `Scenario`, its undo stack and its structural problems."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from engine.analysis import default_bundle
+from engine.catalog.devices import Catalog, default_catalog
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import (
+    DeviceGroup,
+    LinkBundle,
+    Scenario,
+    apply_override,
+    from_json,
+    to_json,
+)
+from engine.model.validation import check_structure
+from ui.document.commands import (
+    AddBundleCommand,
+    AddGroupCommand,
+    MoveGroupsCommand,
+    PasteCommand,
+    RemoveItemsCommand,
+    ReplaceScenarioCommand,
+    ScenarioCommand,
+    SetFieldCommand,
+)
+
+
+class ScenarioDocument(QObject):
+    """Owns the scenario being edited; every edit is an undoable `SetFieldCommand`.
+
+    `changed` fires whenever the scenario object is replaced (edit, undo, redo, load).
+    `problemsChanged(list[Problem])` fires when the known problems change: structural ones
+    are checked synchronously (cheap); expansion problems arrive later from the worker via
+    `set_expand_problems`.
+    """
+
+    changed = Signal()
+    problemsChanged = Signal(list)
+
+    def __init__(
+        self, scenario: Scenario, catalog: Catalog | None = None, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.catalog = catalog or default_catalog()
+        self.undo_stack = QUndoStack(self)
+        self._scenario = scenario
+        self._structural: list[Problem] = check_structure(scenario, self.catalog)
+        self._expand: list[Problem] = []
+
+    @property
+    def scenario(self) -> Scenario:
+        """The current scenario (treat as read-only: edit through `set_field`)."""
+        return self._scenario
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Structural problems plus the last expansion problems reported by the worker."""
+        return self._structural + self._expand
+
+    @property
+    def structural_problems(self) -> list[Problem]:
+        """Problems `check_structure` finds in the current scenario."""
+        return list(self._structural)
+
+    def set_field(self, path: str, text: str) -> str | None:
+        """Push an undoable edit of `path` to `text`; the refusal message if it cannot apply.
+
+        Input that `apply_override` rejects (unknown field, unreadable value) pushes nothing
+        and returns the `ScenarioError` message. Setting a field to its current value is a
+        no-op (nothing pushed, ``None`` returned).
+        """
+        try:
+            after = apply_override(self._scenario, path, text)
+        except ScenarioError as exc:
+            return "; ".join(f"{p.where}: {p.message}" for p in exc.problems)
+        if after == self._scenario:
+            return None
+        self.undo_stack.push(
+            SetFieldCommand(self.replace_scenario, path, text, self._scenario, after)
+        )
+        return None
+
+    def load(self, scenario: Scenario) -> None:
+        """Replace the scenario with a new one and forget the undo history."""
+        self.undo_stack.clear()
+        self.replace_scenario(scenario)
+
+    def replace_with(self, scenario: Scenario, text: str = "Replace scenario") -> bool:
+        """Make `scenario` current as one undoable step (undo restores the previous one)."""
+        return self._push(
+            ReplaceScenarioCommand(self.replace_scenario, text, self._scenario, scenario)
+        )
+
+    def replace_scenario(self, scenario: Scenario) -> None:
+        """Make `scenario` current (used by the undo commands); re-check its structure."""
+        self._scenario = scenario
+        self._structural = check_structure(scenario, self.catalog)
+        self._expand = []
+        self.changed.emit()
+        self.problemsChanged.emit(self.problems)
+
+    def set_expand_problems(self, problems: list[Problem]) -> None:
+        """Record the problems expansion found (reported by the worker for this scenario)."""
+        self._expand = [p for p in problems if p not in self._structural]
+        self.problemsChanged.emit(self.problems)
+
+    # ---- structural edits (each one undo step) ------------------------------------------------
+
+    def _push(self, command: ScenarioCommand) -> bool:
+        if command.after == self._scenario:
+            return False
+        self.undo_stack.push(command)
+        return True
+
+    def unique_id(self, base: str, taken: Iterable[str] = ()) -> str:
+        """`base`, or ``base-2``, ``base-3``… : the first id no group or bundle uses."""
+        used = {g.id for g in self._scenario.groups} | {b.id for b in self._scenario.bundles}
+        used |= set(taken)
+        if base not in used:
+            return base
+        n = 2
+        while f"{base}-{n}" in used:
+            n += 1
+        return f"{base}-{n}"
+
+    def add_group(self, group: DeviceGroup) -> str:
+        """Add `group` (its id made unique if taken); the id it was added under."""
+        gid = self.unique_id(group.id)
+        group = dataclasses.replace(group, id=gid, name=group.name or gid)
+        after = dataclasses.replace(self._scenario, groups=[*self._scenario.groups, group])
+        self._push(
+            AddGroupCommand(self.replace_scenario, f"Add group {gid}", self._scenario, after)
+        )
+        return gid
+
+    def add_device(self, model: str, position: tuple[float, float] | None = None) -> str:
+        """Add a group of one catalog `model`: servers (count 1) or leaf switches (count 1)."""
+        device = self.catalog.get(model)
+        if device.kind == "server":
+            base, kind, tier = "servers", "server", "server"
+        else:
+            base, kind, tier = "leaf", "switch", "leaf"
+        group = DeviceGroup(
+            id=base, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
+        )
+        return self.add_group(group)
+
+    def remove_items(self, group_ids: Iterable[str] = (), bundle_ids: Iterable[str] = ()) -> bool:
+        """Remove groups (and every bundle and failure touching them) and bundles at once."""
+        gids, bids = set(group_ids), set(bundle_ids)
+        s = self._scenario
+        bundles = [b for b in s.bundles if b.id not in bids and b.a not in gids and b.b not in gids]
+        kept_bundles = {b.id for b in bundles}
+        failures = dataclasses.replace(
+            s.failures,
+            switches=[f for f in s.failures.switches if f.group not in gids],
+            links=[f for f in s.failures.links if f.bundle in kept_bundles],
+        )
+        after = dataclasses.replace(
+            s,
+            groups=[g for g in s.groups if g.id not in gids],
+            bundles=bundles,
+            failures=failures,
+        )
+        names = ", ".join(sorted(gids | bids))
+        return self._push(RemoveItemsCommand(self.replace_scenario, f"Remove {names}", s, after))
+
+    def remove_groups(self, group_ids: Iterable[str]) -> bool:
+        """Remove groups and the bundles touching them (one undo step)."""
+        return self.remove_items(group_ids, ())
+
+    def remove_bundles(self, bundle_ids: Iterable[str]) -> bool:
+        """Remove bundles (one undo step)."""
+        return self.remove_items((), bundle_ids)
+
+    def add_bundle(self, bundle: LinkBundle) -> str:
+        """Add `bundle` (its id made unique if taken); the id it was added under."""
+        bid = self.unique_id(bundle.id)
+        bundle = dataclasses.replace(bundle, id=bid)
+        after = dataclasses.replace(self._scenario, bundles=[*self._scenario.bundles, bundle])
+        self._push(
+            AddBundleCommand(
+                self.replace_scenario, f"Connect {bundle.a} → {bundle.b}", self._scenario, after
+            )
+        )
+        return bid
+
+    def default_bundle(self, first: str, second: str) -> LinkBundle | None:
+        """The bundle a connection between two groups proposes (lower tier first), ``None``
+        if they cannot be connected (`engine.analysis.default_bundle` picks pattern and speed).
+        """
+        return default_bundle(self._scenario, self.catalog, first, second)
+
+    def connect_groups(self, first: str, second: str) -> str | None:
+        """Add the `default_bundle` between two groups; its id, or ``None`` if unsuitable."""
+        bundle = self.default_bundle(first, second)
+        if bundle is None:
+            return None
+        return self.add_bundle(bundle)
+
+    def move_groups(self, positions: dict[str, tuple[float, float]]) -> bool:
+        """Set the canvas positions of several groups as one undo step."""
+        s = self._scenario
+        groups = [
+            dataclasses.replace(g, position=(float(positions[g.id][0]), float(positions[g.id][1])))
+            if g.id in positions
+            else g
+            for g in s.groups
+        ]
+        after = dataclasses.replace(s, groups=groups)
+        text = "Move " + ", ".join(sorted(positions))
+        return self._push(MoveGroupsCommand(self.replace_scenario, text, s, after))
+
+    def paste_groups(
+        self,
+        groups: list[DeviceGroup],
+        bundles: list[LinkBundle],
+        offset: tuple[float, float] = (60.0, 60.0),
+    ) -> list[str]:
+        """Add copies of `groups` with new ids, shifted by `offset`, and the bundles among them.
+
+        Bundles whose two ends are both among `groups` are copied onto the new ids; the new
+        group ids are returned (one undo step).
+        """
+        s = self._scenario
+        taken: list[str] = []
+        mapping: dict[str, str] = {}
+        new_groups = []
+        for g in groups:
+            gid = self.unique_id(g.id, taken)
+            taken.append(gid)
+            mapping[g.id] = gid
+            x, y = g.position
+            new_groups.append(
+                dataclasses.replace(
+                    g,
+                    id=gid,
+                    name=gid if g.name in ("", g.id) else g.name,
+                    position=(x + offset[0], y + offset[1]),
+                    overrides=dict(g.overrides),
+                )
+            )
+        new_bundles = []
+        for b in bundles:
+            if b.a in mapping and b.b in mapping:
+                bid = self.unique_id(f"{mapping[b.a]}-{mapping[b.b]}", taken)
+                taken.append(bid)
+                new_bundles.append(dataclasses.replace(b, id=bid, a=mapping[b.a], b=mapping[b.b]))
+        if not new_groups:
+            return []
+        after = dataclasses.replace(
+            s, groups=[*s.groups, *new_groups], bundles=[*s.bundles, *new_bundles]
+        )
+        self._push(
+            PasteCommand(self.replace_scenario, f"Paste {len(new_groups)} group(s)", s, after)
+        )
+        return [g.id for g in new_groups]
+
+    # ---- files ------------------------------------------------------------------------------
+
+    def save_to(self, path: str | Path) -> None:
+        """Write the scenario as JSON to `path` (`OSError` when it cannot be written)."""
+        Path(path).write_text(to_json(self._scenario) + "\n", encoding="utf-8")
+        self.undo_stack.setClean()
+
+    def load_from(self, path: str | Path) -> None:
+        """Open the scenario JSON at `path`; `ScenarioError`/`OSError` leave the document as is."""
+        text = Path(path).read_text(encoding="utf-8")
+        scenario = from_json(text)
+        self.load(scenario)

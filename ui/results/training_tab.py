@@ -1,0 +1,184 @@
+"""The Training tab: one step's breakdown, and GPU utilization vs switch latency.
+
+The table splits the step into compute, the exposed communication of each parallelism kind
+and the pipeline bubble. The plot shows the engine's GPU utilization at per-switch
+latencies from 0.5 to 20 µs (log axis, 0–100 % so a flat curve looks flat); the results
+panel supplies the points as the latency worker computes them. Pinned scenarios add a dashed
+curve and a column of the comparison table.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from engine.analysis import LATENCIES_NS
+from ui.results.comparison import TRAINING_METRICS, comparison_rows
+from ui.results.pins import Pin, PinnedCurves
+from ui.results.plot_axes import result_plot
+from ui.results.plot_export import ExportTarget, plotted_series, write_csv, write_series_csv
+from ui.results.result_tab import ResultTab
+from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
+
+COMM_KINDS = ("tp", "cp", "ep", "pp", "dp")
+CURRENT_COLOR = "#1f77b4"
+LATENCY_TITLE = "switch latency (s)"
+UTILIZATION_TITLE = "GPU utilization (%)"
+
+
+def latency_points(rows: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """A latency curve's rows as plot data: latency in seconds, utilization in percent."""
+    return (
+        [1e-9 * r["switch_latency_ns"] for r in rows],
+        [100.0 * r["gpu_utilization"] for r in rows],
+    )
+
+
+def scenario_name(report: dict[str, Any] | None) -> str:
+    """The name of the scenario a report was computed for."""
+    return str(((report or {}).get("topology") or {}).get("name") or "current")
+
+
+class TrainingTab(ResultTab):
+    """Step breakdown table, GPU utilization and MFU, the latency plot and the comparison."""
+
+    def __init__(self) -> None:
+        self.table = make_table("trainingTable", ["component", "seconds", "share"])
+        self.gpu_util_label = QLabel("GPU utilization: –")
+        self.gpu_util_label.setObjectName("gpuUtilizationLabel")
+        self.mfu_label = QLabel("MFU: –")
+        self.mfu_label.setObjectName("mfuLabel")
+        self.comparison = make_table("trainingComparison", ["metric", "current"])
+        self.comparison.setVisible(False)
+        self.comparison.setWordWrap(False)
+        figures = QHBoxLayout()
+        figures.addWidget(self.gpu_util_label)
+        figures.addWidget(self.mfu_label)
+        figures.addStretch(1)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(figures)
+        left_layout.addWidget(self.table, 1)
+
+        self.latency_plot = result_plot(
+            "latencyPlot",
+            LATENCY_TITLE,
+            UTILIZATION_TITLE,
+            x_unit="s",
+            log_y=False,
+            legend_offset=(-10, -10),  # utilization curves run high: the legend goes low
+        )
+        self.latency_plot.setTitle("GPU utilization vs switch latency")
+        # fixed axes: the points fill in from the left as the worker computes them
+        self.latency_plot.setYRange(0, 100, padding=0.02)
+        span_s = (1e-9 * LATENCIES_NS[0], 1e-9 * LATENCIES_NS[-1])
+        self.latency_plot.setXRange(*(math.log10(t) for t in span_s), padding=0.04)
+        self.latency_plot.enableAutoRange(enable=False)
+        self.latency_curve = self.latency_plot.plot(
+            pen=pg.mkPen(CURRENT_COLOR, width=2),
+            symbol="o",
+            symbolSize=6,
+            symbolBrush=CURRENT_COLOR,
+            symbolPen=None,
+            name="current",
+        )
+        self.pinned_latency = PinnedCurves(self.latency_plot)
+        self.latency_status = QLabel("Open this tab to compute GPU utilization vs latency")
+        self.latency_status.setObjectName("latencyStatus")
+        self.latency_status.setWordWrap(True)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.latency_plot, 1)
+        right_layout.addWidget(self.latency_status)
+
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.setObjectName("trainingSplitter")
+        body.addWidget(left)
+        body.addWidget(self.comparison)
+        body.addWidget(right)
+        body.setSizes([350, 300, 650])
+        super().__init__("trainingTab", body)
+        self.set_exports(
+            [
+                ExportTarget(
+                    "latency plot",
+                    "gpu_utilization_vs_latency",
+                    self.export_latency_csv,
+                    self.latency_plot,
+                ),
+                ExportTarget("step breakdown table", "training_step", self.export_table_csv),
+                ExportTarget("comparison table", "training_comparison", self.export_comparison_csv),
+            ]
+        )
+
+    # ---- the current scenario ---------------------------------------------------------------
+
+    def show_training(self, training: dict[str, Any] | None, error: str | None) -> None:
+        """The step breakdown, GPU utilization and MFU, or why training was not evaluated."""
+        if training is None:
+            fill_table(self.table, [])
+            self.gpu_util_label.setText("GPU utilization: –")
+            self.mfu_label.setText("MFU: –")
+            self.set_error(f"Training not evaluated: {error}" if error else "")
+            return
+        step = float(training["step_s"]) or 1.0
+        rows: list[list[Any]] = [["compute", float(training["compute_s"])]]
+        comm = training.get("comm_s") or {}
+        for kind in COMM_KINDS:
+            if kind in comm:
+                rows.append([f"exposed {kind} comm", float(comm[kind]["exposed_s"])])
+        rows.append(["pipeline bubble", float(training["bubble_s"])])
+        rows = [[name, s, f"{s / step:.1%}"] for name, s in rows]
+        rows.append(["step", float(training["step_s"]), "100.0%"])
+        fill_table(self.table, rows)
+        self.gpu_util_label.setText(f"GPU utilization: {training['gpu_utilization']:.1%}")
+        self.mfu_label.setText(f"MFU: {training['mfu']:.1%}")
+        self.set_info(
+            f"{training.get('model_name', training.get('model', ''))}: "
+            f"{training['tokens_per_s']:,.0f} tokens/s on {training['gpus']:,} GPUs"
+        )
+
+    def show_latency(self, rows: list[dict[str, Any]] | None, status: str) -> None:
+        """Draw the current scenario's latency curve (None clears it) and say how far it got."""
+        xs, ys = latency_points(rows or [])
+        self.latency_curve.setData(xs, ys)
+        self.latency_status.setText(status)
+
+    # ---- pinned scenarios -------------------------------------------------------------------
+
+    def show_pins(self, pins: list[Pin], current: dict[str, Any] | None) -> None:
+        """Dashed latency curves of the pins that have one, and the comparison table."""
+        self.pinned_latency.show(
+            [
+                (pin, *latency_points(pin.report["latency_curve"]))
+                for pin in pins
+                if pin.report.get("latency_curve")
+            ]
+        )
+        self.comparison.setVisible(bool(pins))
+        set_header(
+            self.comparison,
+            ["metric", "current", *(p.label for p in pins)],
+        )
+        sections = [(current or {}).get("training"), *(p.report.get("training") for p in pins)]
+        fill_table(self.comparison, comparison_rows(TRAINING_METRICS, sections))
+
+    # ---- export -----------------------------------------------------------------------------
+
+    def export_latency_csv(self, path: str) -> None:
+        """The latency plot's curves: switch latency (s), then GPU utilization (%) per curve."""
+        write_series_csv(path, LATENCY_TITLE, UTILIZATION_TITLE, plotted_series(self.latency_plot))
+
+    def export_table_csv(self, path: str) -> None:
+        """The step breakdown table as shown."""
+        write_csv(path, table_header(self.table), table_rows(self.table))
+
+    def export_comparison_csv(self, path: str) -> None:
+        """The comparison with the pinned scenarios as shown."""
+        write_csv(path, table_header(self.comparison), table_rows(self.comparison))

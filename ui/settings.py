@@ -1,0 +1,62 @@
+"""What the window keeps between runs: geometry, dock state, theme and recent files.
+
+The app keeps them in the user's `QSettings` (INI format, so tests can redirect them with
+`setPath`); a window opened without settings (tests, the self-test, screenshots) keeps them
+in memory only, for as long as it lives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+MAX_RECENT = 5
+RECENT_FILES = "recentFiles"
+
+
+def app_settings() -> QSettings:
+    """FabricLab's user settings (INI format, so tests can redirect them with `setPath`)."""
+    return QSettings(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, "FabricLab", "FabricLab"
+    )
+
+
+class SettingsStore:
+    """Values by key in `settings`, or in a dict when there are none."""
+
+    def __init__(self, settings: QSettings | None) -> None:
+        self.settings = settings
+        self._memory: dict[str, Any] = {}
+
+    def value(self, key: str, default: Any = None) -> Any:
+        """The stored value of `key`, else `default`."""
+        if self.settings is None:
+            return self._memory.get(key, default)
+        return self.settings.value(key, default)
+
+    def set_value(self, key: str, value: Any) -> None:
+        """Store `value` under `key`."""
+        if self.settings is None:
+            self._memory[key] = value
+        else:
+            self.settings.setValue(key, value)
+
+    def sync(self) -> None:
+        """Write the values to disk now (nothing to do in memory)."""
+        if self.settings is not None:
+            self.settings.sync()
+
+    def recent_files(self) -> list[str]:
+        """The last opened or saved scenario files, newest first (at most `MAX_RECENT`)."""
+        value = self.value(RECENT_FILES, [])
+        if isinstance(value, str):
+            value = [value] if value else []
+        return [str(v) for v in (value or [])][:MAX_RECENT]
+
+    def add_recent_file(self, path: str) -> list[str]:
+        """Put `path` first in the recent files (at most `MAX_RECENT`); the new list."""
+        files = [f for f in self.recent_files() if f != str(path)]
+        files = [str(path), *files][:MAX_RECENT]
+        self.set_value(RECENT_FILES, files)
+        return files
