@@ -104,7 +104,7 @@ def sweep_64_points_1k() -> dict[str, float]:
     """64-point sweep of switch latency on the 1k preset (all-reduce busbw over all 1,024
     ranks at the workload's 1 GiB): serially in this process, then on a process pool with one
     worker per core."""
-    from engine.analysis.sweep import default_executor, parse_values, sweep
+    from engine.analysis.sweeps import default_executor, parse_values, sweep
 
     scenario = load_preset("dgx-h100-ib-ndr-1k")
     params = [("fabric.switch_latency_ns", parse_values("100:20000:64"))]

@@ -6,9 +6,9 @@ contract in pyproject.toml); every figure they show is computed behind this door
 
 from __future__ import annotations
 
-from engine.analysis.compare import compare, convert_technology
+from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
-from engine.analysis.evaluate import evaluate, training_summary
+from engine.analysis.evaluation import evaluate, training_summary
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
 from engine.analysis.probes import collective_run, cost_run, fabric_size, training_run
@@ -22,8 +22,8 @@ from engine.analysis.self_check import (
     run_check,
 )
 from engine.analysis.sources import load_from_library, open_library, seed_with_presets
-from engine.analysis.sweep import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.sweep_points import SweepPoint, sweep_points
+from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES

@@ -6,20 +6,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.analysis.evaluate import evaluate, training_summary
+from engine.analysis.evaluation import evaluate
 from engine.catalog.devices import Catalog
 from engine.collectives.timing import DEFAULT_SIZES
-from engine.cost.report import cost_report
-from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from engine.runtime.progress import Progress
-from engine.topology.expand import expand
 
 PARTS = ("permutation", "collective", "training", "cost")
-
-
-def _message(exc: ScenarioError) -> str:
-    return "; ".join(p.message for p in exc.problems) or str(exc)
 
 
 def run_evaluation(
@@ -42,34 +35,14 @@ def run_evaluation(
     from engine.model.scenario import scenario_to_dict
 
     t0 = time.perf_counter()
-    try:
-        report = evaluate(
-            scenario, catalog, parts=PARTS, collective_sizes=DEFAULT_SIZES, progress=progress
-        )
-    except ScenarioError:
-        # the base parts must work (else this raises); then training and cost one by one
-        report = evaluate(
-            scenario,
-            catalog,
-            parts=("permutation", "collective"),
-            collective_sizes=DEFAULT_SIZES,
-            progress=progress,
-        )
-        fabric = expand(scenario, catalog)
-        try:
-            report["training"] = training_summary(fabric, catalog)
-        except ScenarioError as exc:
-            report["training_error"] = _message(exc)
-        try:
-            rows = report["collective"]["rows"]
-            report["cost"] = cost_report(
-                fabric,
-                catalog,
-                busbw_GBps=rows[-1]["busbw_GBps"] if rows else None,
-                tokens_per_s=(report.get("training") or {}).get("tokens_per_s"),
-            )
-        except ScenarioError as exc:
-            report["cost_error"] = _message(exc)
+    report = evaluate(
+        scenario,
+        catalog,
+        parts=PARTS,
+        collective_sizes=DEFAULT_SIZES,
+        progress=progress,
+        keep_going=True,
+    )
     collective = report["collective"]
     report["collective_sweep"] = {
         "op": collective["op"],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.analysis.evaluate import evaluate
+from engine.analysis.evaluation import evaluate
 from engine.catalog.devices import Catalog, default_catalog
 from engine.library.store import Library
 from engine.model.scenario import Scenario, to_json

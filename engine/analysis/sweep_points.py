@@ -4,7 +4,7 @@ The app's Sweep tab varies one field over values typed as text (``v1,v2,...`` or
 ``start:stop:count``) and plots a metric against them as the points finish. `sweep_points`
 is that whole run as one engine call: it reads the values and checks every point first (a
 bad path, value or metric fails before any point runs), then evaluates the points inline, in
-order, through `engine.analysis.sweep.sweep`, handing each finished one over as a
+order, through `engine.analysis.sweeps.sweep`, handing each finished one over as a
 `SweepPoint`. A stop request ends the run after the point being computed and keeps the
 finished ones (the result says it was cancelled), which is why it takes a `should_stop`
 predicate rather than a `Progress`: a `Progress` ends a run with `RunCancelledError` and
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.analysis.sweep import METRICS, SweepResult, parse_values, sweep
+from engine.analysis.sweeps import METRICS, SweepResult, parse_values, sweep
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario, apply_override
 

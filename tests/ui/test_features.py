@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QDockWidget, QFileDialog
 
-from engine.analysis import interactive as worker_module
+from engine.analysis import evaluation as evaluate_module
 from engine.model.errors import Problem, ScenarioError
 from ui.main_window import MainWindow
 from ui.settings import app_settings
@@ -168,17 +168,7 @@ def test_a_training_failure_is_shown_in_its_tab_not_a_crash(qtbot, win, monkeypa
     def refuse(fabric, catalog):
         raise ScenarioError(Problem("training", "no model fits on these GPUs"))
 
-    real_evaluate = worker_module.evaluate
-
-    def evaluate(scenario, catalog, parts, collective_sizes=None, progress=None):
-        if "training" in parts:
-            refuse(None, None)
-        return real_evaluate(
-            scenario, catalog, parts=parts, collective_sizes=collective_sizes, progress=progress
-        )
-
-    monkeypatch.setattr(worker_module, "evaluate", evaluate)
-    monkeypatch.setattr(worker_module, "training_summary", refuse)
+    monkeypatch.setattr(evaluate_module, "training_summary", refuse)
     with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
         win.evaluate_now()
     results = win.results

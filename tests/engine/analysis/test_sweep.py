@@ -8,8 +8,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from engine.analysis.compare import convert_technology
-from engine.analysis.sweep import pareto_front, parse_values, sweep
+from engine.analysis.comparison import convert_technology
+from engine.analysis.sweeps import pareto_front, parse_values, sweep
 from engine.model.errors import ScenarioError
 from engine.presets.scenarios import load_preset
 

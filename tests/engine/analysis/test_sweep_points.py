@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.analysis.sweep import parse_values, sweep
 from engine.analysis.sweep_points import SweepPoint, sweep_points
+from engine.analysis.sweeps import parse_values, sweep
 from engine.model.errors import ScenarioError
 from engine.presets.scenarios import load_preset
 

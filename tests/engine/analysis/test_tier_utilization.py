@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.analysis.evaluate import permutation_test
+from engine.analysis.evaluation import permutation_test
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.scenario import LinkBundle
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset

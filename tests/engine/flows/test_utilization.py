@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.analysis.evaluate import permutation_test
+from engine.analysis.evaluation import permutation_test
 from engine.flows.utilization import (
     split_tier_label,
     tier_label,

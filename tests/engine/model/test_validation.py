@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.analysis.evaluate import evaluate
+from engine.analysis.evaluation import evaluate
 from engine.catalog.devices import default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.analysis.evaluate import permutation_test
+from engine.analysis.evaluation import permutation_test
 from engine.flows.solver import max_min_rates
 from engine.flows.traffic import permutation
 from engine.model.scenario import RoutingPolicy, SwitchFailure

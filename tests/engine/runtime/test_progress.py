@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.analysis.evaluate import evaluate
+from engine.analysis.evaluation import evaluate
 from engine.presets.scenarios import load_preset
 from engine.runtime.progress import Progress, RunCancelledError
 

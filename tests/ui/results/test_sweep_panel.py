@@ -13,7 +13,7 @@ from ui.main_window import MainWindow
 
 TIMEOUT_MS = 60_000
 # the module, not the `sweep` function `engine.analysis` exports under the same name
-sweep_module = importlib.import_module("engine.analysis.sweep")
+sweep_module = importlib.import_module("engine.analysis.sweeps")
 
 
 @pytest.fixture

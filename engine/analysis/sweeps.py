@@ -26,13 +26,13 @@ from engine.model.scenario import Scenario, apply_override, from_json, to_json
 
 
 def _permutation_mean(fabric, catalog) -> float:
-    from engine.analysis.evaluate import permutation_test
+    from engine.analysis.evaluation import permutation_test
 
     return permutation_test(fabric)["throughput_fraction"]["mean"]
 
 
 def _collective_row(fabric, catalog) -> dict[str, Any]:
-    from engine.analysis.evaluate import collective_summary
+    from engine.analysis.evaluation import collective_summary
     from engine.routing.router import Router
 
     return collective_summary(fabric, Router(fabric), catalog)["rows"][0]

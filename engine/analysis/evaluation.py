@@ -23,6 +23,7 @@ from engine.flows.utilization import (
     utilization_by_tier,
     utilization_histogram,
 )
+from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint
@@ -150,18 +151,26 @@ def training_summary(fabric: Fabric, catalog: Catalog) -> dict[str, Any]:
     return train_step(fabric, fabric.scenario.workload.training, catalog)
 
 
+def _reason(exc: ScenarioError) -> str:
+    """A refusal in one line, for a part of the report that could not be computed."""
+    return "; ".join(p.message for p in exc.problems) or str(exc)
+
+
 def evaluate(
     scenario: Scenario,
     catalog: Catalog | None = None,
     parts: tuple[str, ...] = ("permutation", "collective", "training"),
     collective_sizes: np.ndarray | None = None,
     progress: Progress | None = None,
+    keep_going: bool = False,
 ) -> dict[str, Any]:
     """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
 
     `parts` chooses the probes: the permutation test, the workload's collective, one
     training step of its training job and the cost report. `progress` hears how far the run
     got and can stop it between chunks (`engine.runtime.progress.RunCancelledError`).
+    With `keep_going`, a training step or cost report that cannot be computed leaves its
+    reason in ``training_error`` / ``cost_error`` and the rest of the report stands.
     """
     catalog = catalog or default_catalog()
     checkpoint(progress, 0.0, "expand")
@@ -183,14 +192,25 @@ def evaluate(
         )
     if "training" in parts:
         checkpoint(progress, spans["training"][0], "training step")
-        report["training"] = training_summary(fabric, catalog)
+        try:
+            report["training"] = training_summary(fabric, catalog)
+        except ScenarioError as exc:
+            if not keep_going:
+                raise
+            report["training_error"] = _reason(exc)
     if "cost" in parts:
         from engine.cost.report import cost_report
 
         checkpoint(progress, spans["cost"][0], "cost")
-        busbw = report["collective"]["rows"][-1]["busbw_GBps"] if "collective" in report else None
+        rows = report["collective"]["rows"] if "collective" in report else []
+        busbw = rows[-1]["busbw_GBps"] if rows else None
         tokens = report["training"]["tokens_per_s"] if "training" in report else None
-        report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
+        try:
+            report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
+        except ScenarioError as exc:
+            if not keep_going:
+                raise
+            report["cost_error"] = _reason(exc)
     report["warnings"] = [str(w) for w in fabric.warnings]
     report["expand_s"] = t_expand
     checkpoint(progress, 1.0, "done")

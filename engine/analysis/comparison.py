@@ -86,7 +86,7 @@ def compare(
     parts: tuple[str, ...] = ("permutation", "collective", "training", "cost"),
 ) -> dict[str, Any]:
     """The headline figures of two scenarios side by side, with the ratio b / a."""
-    from engine.analysis.evaluate import evaluate
+    from engine.analysis.evaluation import evaluate
 
     cat = catalog or default_catalog()
     reports = [evaluate(s, cat, parts) for s in (a, b)]
