@@ -9,6 +9,10 @@ preset with an unsourced figure, as the device catalog does.
 
 The layout fields are defaults: a `TrainingJob` (engine.model.scenario) overrides any of them, and
 ``TrainingJob.overrides`` replaces shape fields by name (``{"layers": 48}``).
+
+The module is one piece because it is a table of data: the sources and the presets that cite
+them, each figure beside its citation, so a reviewer checks a preset against its paper in one
+place; it grows by one preset function at a time.
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
-"""Collective communication: the schedules of each algorithm (`schedules`) and their timing
-on a routed fabric (`timing`)."""
+"""Collective communication: the schedules of each algorithm (`schedules`), the technology
+knobs in force (`technology`), rank placement (`placement`) and their timing on a routed
+fabric (`timing`, returning a `result`)."""

@@ -8,23 +8,26 @@ latency of the protocol (LL, LL128, Simple), and NCCL's base latency once per co
 Protocols trade bandwidth for latency by NCCL's own factors; ``auto`` picks the fastest
 algorithm and protocol per size, as NCCL's tuner does.
 
-Technology effects: header efficiency (in the link capacities), NVLink protocol efficiency,
-``incast_efficiency`` on links shared by several flows (congestion control under contention),
-and packet loss with its recovery (link-level retransmission, go-back-N, selective repeat)
-as retransmitted bytes and an expected recovery delay per step. busbw follows the nccl-tests
-definitions (NVIDIA/nccl-tests, doc/PERFORMANCE.md).
+Technology effects (engine.collectives.technology): header efficiency (in the link
+capacities), NVLink protocol efficiency, ``incast_efficiency`` on links shared by several
+flows (congestion control under contention), and packet loss with its recovery (link-level
+retransmission, go-back-N, selective repeat) as retransmitted bytes and an expected recovery
+delay per step. The result type lives in `engine.collectives.result` and rank placement in
+`engine.collectives.placement`; both stay importable from here, where callers found them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
+from engine.collectives.placement import placement
+from engine.collectives.result import CollectiveResult
 from engine.collectives.schedules import (
     ALGORITHMS,
     NCCL_ALGORITHMS,
@@ -33,6 +36,7 @@ from engine.collectives.schedules import (
     bus_factor,
     layout,
 )
+from engine.collectives.technology import PROTOCOLS, technology
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.errors import Problem, ScenarioError
@@ -40,7 +44,15 @@ from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.topology.expand import NVLINK_BUNDLE, Fabric
 
-PROTOCOLS = ("ll", "ll128", "simple")
+__all__ = [
+    "DEFAULT_SIZES",
+    "FLUID_MAX_FLOWS",
+    "CollectiveEngine",
+    "CollectiveResult",
+    "StageProfile",
+    "placement",
+]
+
 # Stages with more flows than this are timed by one max-min allocation instead of the
 # event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).
 FLUID_MAX_FLOWS = 50_000
@@ -57,103 +69,6 @@ class StageProfile:
     link_bytes_per_byte: np.ndarray | None
     loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
     loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
-
-
-@dataclass
-class Technology:
-    """The technology knobs in force for a fabric (catalog defaults, scenario overrides)."""
-
-    nvlink_efficiency: float
-    nvls_efficiency: float
-    incast_efficiency: float
-    packet_loss_rate: float
-    loss_recovery: str
-    mtu_bytes: int
-    bw_factor: dict[str, float]
-    base_latency_s: dict[str, dict[str, float]]
-    step_net_s: dict[str, dict[str, float]]
-    step_nvlink_s: dict[str, dict[str, float]]
-    sharp: bool
-
-
-def technology(fabric: Fabric, catalog: Catalog) -> Technology:
-    """The effective technology parameters of a fabric's scenario."""
-    f = fabric.scenario.fabric
-    tech = catalog.technology(f.technology)
-    nccl = catalog.technology("nccl")
-
-    def us(table: dict) -> dict[str, dict[str, float]]:
-        return {algo: {p: v * 1e-6 for p, v in row.items()} for algo, row in table.items()}
-
-    switches = [
-        catalog.get(g.model, "switch") for g in fabric.scenario.groups if g.kind == "switch"
-    ]
-    sharp = (
-        f.technology == "infiniband"
-        and bool(switches)
-        and all(
-            sw.has("in_network_reduction") and sw.value("in_network_reduction") for sw in switches
-        )
-    )
-    return Technology(
-        nvlink_efficiency=float(nccl.value("nvlink_bw_efficiency")),
-        nvls_efficiency=float(nccl.value("nvls_efficiency")),
-        incast_efficiency=float(
-            f.incast_efficiency
-            if f.incast_efficiency is not None
-            else tech.value("incast_efficiency")
-        ),
-        packet_loss_rate=float(
-            f.packet_loss_rate if f.packet_loss_rate is not None else tech.value("packet_loss_rate")
-        ),
-        loss_recovery=f.loss_recovery or str(tech.value("loss_recovery")),
-        mtu_bytes=int(f.mtu_bytes or tech.value("mtu_bytes")),
-        bw_factor={p: float(nccl.value(f"protocol_bw_factor_{p}")) for p in PROTOCOLS},
-        base_latency_s=us(nccl.value("base_latency_us")),
-        step_net_s=us(nccl.value("step_latency_net_us")),
-        step_nvlink_s=us(nccl.value("step_latency_nvlink_us")),
-        sharp=sharp,
-    )
-
-
-@dataclass
-class CollectiveResult:
-    """The timing of one collective over a range of message sizes."""
-
-    op: str
-    ranks: int
-    rows: list[dict[str, Any]]
-    curves: dict[str, list[float]] = field(default_factory=dict)
-    breakdown: list[dict[str, Any]] = field(default_factory=list)
-    link_utilization: dict[str, dict[str, float]] = field(default_factory=dict)
-    hottest_links: list[dict[str, Any]] = field(default_factory=list)
-    link_util: np.ndarray | None = None
-    engine_s: float = 0.0
-
-    def busbw_curves(self) -> dict[str, list[float]]:
-        """Bus bandwidth (GB/s) per algorithm at every size, as the curves' times give it."""
-        factor = bus_factor(self.op, self.ranks)
-        sizes = [row["bytes"] for row in self.rows]
-        return {
-            algo: [
-                s / t * factor / 1e9 if t > 0 else 0.0 for s, t in zip(sizes, times, strict=True)
-            ]
-            for algo, times in self.curves.items()
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (per-link arrays left out)."""
-        return {
-            "op": self.op,
-            "ranks": self.ranks,
-            "rows": self.rows,
-            "curves_time_s": self.curves,
-            "curves_busbw_GBps": self.busbw_curves(),
-            "breakdown": self.breakdown,
-            "link_utilization": self.link_utilization,
-            "hottest_links": self.hottest_links,
-            "engine_s": self.engine_s,
-        }
 
 
 class CollectiveEngine:
@@ -524,31 +439,3 @@ class CollectiveEngine:
             link_util=util,
             engine_s=time.perf_counter() - t0,
         )
-
-
-def placement(fabric: Fabric, count: int = 0) -> np.ndarray:
-    """The first `count` ranks (all when 0) in placement order.
-
-    The order is the scenario's ``workload.placement`` (GPU ids, rank by rank) when given,
-    else servers in order and GPUs by index.
-    """
-    given = fabric.scenario.workload.placement
-    order = np.asarray(given, dtype=np.int64) if given else np.arange(fabric.n_gpus, dtype=np.int64)
-    if given and (
-        order.min() < 0 or order.max() >= fabric.n_gpus or np.unique(order).size != order.size
-    ):
-        raise ScenarioError(
-            Problem(
-                "workload",
-                f"placement must list distinct GPU ids from 0 to {fabric.n_gpus - 1}",
-                "placement",
-            )
-        )
-    n = order.size if count <= 0 else count
-    if n > order.size:
-        raise ScenarioError(
-            Problem(
-                "workload", f"{n} ranks asked for, the placement has {order.size} GPUs", "ranks"
-            )
-        )
-    return order[:n]

@@ -7,6 +7,8 @@ and version notes. It is shared as one file and works offline. The file's schema
 ``PRAGMA user_version``; older files are migrated when opened, newer ones open read-only.
 WAL and a busy timeout let two running apps share a library; every write is a transaction.
 A file that is not a FabricLab library is refused with a clear error and left untouched.
+The tables and migrations live in `engine.library.schema`; `diff` (engine.library.scenario_diff)
+and `json_safe` (engine.library.plain_json) stay importable from here, where callers found them.
 """
 
 from __future__ import annotations
@@ -25,10 +27,22 @@ from typing import Any
 import sqlite_utils
 
 from engine import __version__ as engine_version
+from engine.library.plain_json import json_safe
+from engine.library.scenario_diff import diff
+from engine.library.schema import MIGRATIONS, SCHEMA_VERSION, create_v1
 from engine.model.errors import ScenarioError
-from engine.model.scenario import Scenario, from_json, scenario_to_dict, to_dict, to_json
+from engine.model.scenario import Scenario, from_json, scenario_to_dict, to_json
 
-SCHEMA_VERSION = 1
+__all__ = [
+    "Entry",
+    "Library",
+    "LibraryError",
+    "content_hash",
+    "default_library_path",
+    "diff",
+    "json_safe",
+]
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -70,83 +84,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _create_v1(db: sqlite_utils.Database) -> None:
-    db["scenarios"].create(
-        {
-            "id": int,
-            "name": str,
-            "description": str,
-            "tags": str,
-            "created": str,
-            "modified": str,
-            "body": str,
-            "format_version": int,
-            "deleted_at": str,
-        },
-        pk="id",
-        not_null={"name", "body"},
-    )
-    db["scenarios"].create_index(["name"], unique=True)
-    db["versions"].create(
-        {
-            "id": int,
-            "scenario_id": int,
-            "created": str,
-            "note": str,
-            "body": str,
-            "content_hash": str,
-        },
-        pk="id",
-        foreign_keys=[("scenario_id", "scenarios", "id")],
-    )
-    db["versions"].create_index(["scenario_id"])
-    db["results"].create(
-        {"content_hash": str, "engine_version": str, "kind": str, "created": str, "body": str},
-        pk=("content_hash", "engine_version", "kind"),
-    )
-    db["autosave"].create({"slot": int, "saved_at": str, "body": str}, pk="slot")
-    db["scenarios"].enable_fts(["name", "description", "tags"], create_triggers=True)
-    db["versions"].enable_fts(["note"], create_triggers=True)
-
-
-def _migrate_0_to_1(db: sqlite_utils.Database) -> None:
-    """Version 0 (early development files): scenarios(name, body, saved) only."""
-    old = list(db.query("select name, body, saved from scenarios"))
-    db["scenarios"].drop()
-    _create_v1(db)
-    for row in old:
-        body = json.loads(row["body"])
-        meta = body.get("metadata", {})
-        sid = (
-            db["scenarios"]
-            .insert(
-                {
-                    "name": row["name"],
-                    "description": meta.get("description", ""),
-                    "tags": json.dumps(meta.get("tags", [])),
-                    "created": row["saved"],
-                    "modified": row["saved"],
-                    "body": row["body"],
-                    "format_version": body.get("version", 1),
-                    "deleted_at": None,
-                }
-            )
-            .last_pk
-        )
-        db["versions"].insert(
-            {
-                "scenario_id": sid,
-                "created": row["saved"],
-                "note": "migrated from format 0",
-                "body": row["body"],
-                "content_hash": hashlib.sha256(row["body"].encode()).hexdigest(),
-            }
-        )
-
-
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {0: _migrate_0_to_1}
-
-
 class Library:
     """An open scenario library file."""
 
@@ -168,7 +105,7 @@ class Library:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if fresh:
             with self._write():
-                _create_v1(self.db)
+                create_v1(self.db)
                 self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.db.enable_wal()
             if seed is not None:
@@ -484,53 +421,3 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb):
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         return False
-
-
-def json_safe(value: Any) -> Any:
-    """`value` as plain JSON data: numpy arrays and tuples become lists, numpy scalars Python
-    numbers, mapping keys strings, anything else unknown its ``str``.
-
-    Engine reports carry numpy values; cached results are stored as JSON, so they pass
-    through here first. Non-finite floats stay floats (Python's json reads them back).
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, float)):
-        return value if type(value) in (int, float) else _plain_number(value)
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [json_safe(v) for v in items]
-    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, without importing numpy
-    if callable(tolist):
-        return json_safe(tolist())
-    return str(value)
-
-
-def _plain_number(value: int | float) -> int | float:
-    """An int or float subclass (numpy.float64, IntEnum...) as the plain Python number."""
-    return int(value) if isinstance(value, int) else float(value)
-
-
-def diff(a: Scenario, b: Scenario) -> list[dict[str, Any]]:
-    """Field-by-field differences of two scenarios as dotted paths with both values."""
-    changes: list[dict[str, Any]] = []
-
-    def walk(x: Any, y: Any, path: str) -> None:
-        if isinstance(x, dict) and isinstance(y, dict):
-            for key in sorted(set(x) | set(y)):
-                walk(x.get(key), y.get(key), f"{path}.{key}" if path else key)
-        elif (
-            isinstance(x, list)
-            and isinstance(y, list)
-            and all(isinstance(v, dict) and "id" in v for v in x + y)
-        ):
-            xs, ys = {v["id"]: v for v in x}, {v["id"]: v for v in y}
-            for key in list(dict.fromkeys([*xs, *ys])):
-                walk(xs.get(key), ys.get(key), f"{path}.{key}")
-        elif x != y:
-            changes.append({"path": path, "a": x, "b": y})
-
-    walk(to_dict(a), to_dict(b), "")
-    return changes

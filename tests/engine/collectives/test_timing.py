@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.collectives.placement import placement
 from engine.collectives.schedules import build_schedule, bus_factor, layout
-from engine.collectives.timing import CollectiveEngine, placement
+from engine.collectives.timing import CollectiveEngine
 from engine.model.errors import ScenarioError
 from engine.model.scenario import apply_override
 from engine.topology import generators as gen

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from engine.analysis import open_library
-from engine.library.store import Library, LibraryError, diff, json_safe
+from engine.library.plain_json import json_safe
+from engine.library.scenario_diff import diff
+from engine.library.store import Library, LibraryError
 from engine.model.scenario import to_json
 from engine.presets.scenarios import PRESETS, load_preset
 
