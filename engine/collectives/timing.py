@@ -223,11 +223,19 @@ class CollectiveEngine:
         return prof
 
     def algorithms(self, op: str, ranks: np.ndarray) -> list[str]:
-        """The NCCL algorithms that can run `op` on these ranks here (what `auto` tries)."""
+        """The NCCL algorithms that can run `op` on these ranks here (what `auto` tries).
+
+        In-network reduction (SHARP) needs every rank's own NIC on the fabric; with a NIC
+        cut off (its leaf failed, say) `auto` leaves it out and the others route around the
+        failure through NVLink (PXN) instead of the whole collective being refused.
+        """
         lay = layout(ranks, self.fabric.gpu_server)
+        every_nic_up = bool(np.all(self.fabric.gpu_line_rate[ranks] > 0))
         names = []
         for algo in ALGORITHMS[op]:
-            if algo not in NCCL_ALGORITHMS or (algo == "sharp" and not self.tech.sharp):
+            if algo not in NCCL_ALGORITHMS:
+                continue
+            if algo == "sharp" and not (self.tech.sharp and every_nic_up):
                 continue
             try:
                 build_schedule(op, algo, lay)

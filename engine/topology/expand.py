@@ -337,7 +337,26 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     problems = _reachability_problems(fabric)
     if problems:
         raise ScenarioError(problems)
+    fabric.warnings.extend(_failure_warnings(fabric))
     return fabric
+
+
+def _failure_warnings(fabric: Fabric) -> list[Problem]:
+    """What the failed parts cost: cables down and GPUs left without a NIC link of their
+    own (they reach the fabric over NVLink through a neighbour's NIC, PXN)."""
+    f = fabric.scenario.failures
+    if not (f.switches or f.links):
+        return []
+    total, up = int(fabric.bundle_cables.sum()), int(fabric.bundle_cables_up.sum())
+    message = f"{total - up:,} of {total:,} cables down ({(total - up) / total:.1%})"
+    cut_off = int(np.count_nonzero(fabric.gpu_line_rate <= 0))
+    if cut_off:
+        message += (
+            f"; {cut_off:,} of {fabric.n_gpus:,} GPUs have no working link of their own and "
+            "reach the fabric over NVLink through a neighbour's NIC (PXN); in-network "
+            "reduction (SHARP), which needs every rank's NIC, is left out of auto"
+        )
+    return [Problem("failures", message, severity="warning")]
 
 
 def _member_nodes(
