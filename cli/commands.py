@@ -1,5 +1,5 @@
 """The sub-commands: each reads its arguments, makes one call into `engine.analysis` and
-prints the answer as text, JSON or CSV."""
+prints the answer as text, JSON (the typed result's own `to_json`) or CSV."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             )
         )
     report = evaluate(scenario, default_catalog(), parts)
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    print(report.to_json() if args.json else format_report(report))
     return EXIT_OK
 
 
@@ -78,12 +78,7 @@ def run_collective(args: argparse.Namespace) -> int:
     result = collective_run(
         scenario, default_catalog(), sizes, args.op, args.ranks, args.algo, args.protocol
     )
-    data = result.to_dict()
-    print(
-        json.dumps(data["rows"] if args.json else data, indent=2)
-        if args.json
-        else format_collective(data)
-    )
+    print(result.rows_json() if args.json else format_collective(result))
     return EXIT_OK
 
 
@@ -93,7 +88,7 @@ def run_train(args: argparse.Namespace) -> int:
         overrides.insert(0, f"workload.training.model={args.model}")
     scenario = load_scenario(args.scenario, overrides)
     step = training_run(scenario, default_catalog())
-    print(json.dumps(step, indent=2, default=float) if args.json else format_training(step))
+    print(step.to_json() if args.json else format_training(step))
     return EXIT_OK
 
 
@@ -107,7 +102,7 @@ def run_cost(args: argparse.Namespace) -> int:
         pue=args.pue,
     )
     if args.json:
-        print(json.dumps(report, indent=2, default=str))
+        print(report.to_json())
         return EXIT_OK
     print(format_cost(report, scenario.metadata.name))
     return EXIT_OK
@@ -162,12 +157,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.csv:
         print(result.to_csv(), end="")
     elif args.json:
-        print(
-            json.dumps(
-                {"metric": result.metric, "table": result.table(), "errors": result.errors},
-                indent=2,
-            )
-        )
+        print(result.to_json())
     else:
         columns = result.table()
         names = list(columns)
@@ -192,12 +182,12 @@ def run_compare(args: argparse.Namespace) -> int:
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
     result = compare(a, b, default_catalog(), parts)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(result.to_json())
         return EXIT_OK
-    print(f"{'':<30}{result['a'][:24]:>26}{result['b'][:24]:>26}{'b / a':>10}")
-    for row in result["rows"]:
-        ratio = "" if row["b_over_a"] is None else f"{row['b_over_a']:.3f}"
-        print(f"{row['metric']:<30}{number(row['a']):>26}{number(row['b']):>26}{ratio:>10}")
+    print(f"{'':<30}{result.a[:24]:>26}{result.b[:24]:>26}{'b / a':>10}")
+    for row in result.rows:
+        ratio = "" if row.b_over_a is None else f"{row.b_over_a:.3f}"
+        print(f"{row.metric:<30}{number(row.a):>26}{number(row.b):>26}{ratio:>10}")
     return EXIT_OK
 
 

@@ -1,142 +1,149 @@
-"""Text for a terminal: the reports of evaluate, collective, train, cost and compare."""
+"""Text for a terminal: the reports of evaluate, collective, train, cost and compare.
+
+Each function reads the typed result the door returned (`engine.analysis.results`) and
+only words and lays out its figures.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from engine.analysis import (
+    CollectiveSummary,
+    CostReport,
+    EvaluationResult,
+    PermutationResult,
+    TopologySummary,
+    TrainingResult,
+)
 
 
 def _gbps(bytes_per_s: float) -> str:
     return f"{bytes_per_s * 8 / 1e9:,.0f} Gb/s"
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: EvaluationResult) -> str:
     """The evaluation report as text for a terminal: each part that was asked for."""
-    lines = [format_topology(report["topology"])]
-    if "permutation" in report:
-        lines += ["", format_permutation(report["permutation"])]
-    if "collective" in report:
-        lines += ["", format_collective(report["collective"])]
-    if "training" in report:
-        lines += ["", format_training(report["training"])]
-    if "cost" in report:
-        lines += ["", format_cost(report["cost"], report["topology"]["name"])]
-    lines += report.get("warnings", [])
+    lines = [format_topology(report.topology)]
+    if report.permutation is not None:
+        lines += ["", format_permutation(report.permutation)]
+    if report.collective is not None:
+        lines += ["", format_collective(report.collective)]
+    if report.training is not None:
+        lines += ["", format_training(report.training)]
+    if report.cost is not None:
+        lines += ["", format_cost(report.cost, report.topology.name)]
+    lines += report.warnings
     return "\n".join(lines)
 
 
-def format_topology(t: dict[str, Any]) -> str:
+def format_topology(t: TopologySummary) -> str:
     """GPUs, switches, cables, bisection and oversubscription of the expanded fabric."""
-    lines = [f"{t['name']}: {t['gpus']:,} GPUs on {t['servers']:,} servers"]
-    lines.append("  switches: " + ", ".join(f"{n:,} {tier}" for tier, n in t["switches"].items()))
+    lines = [f"{t.name}: {t.gpus:,} GPUs on {t.servers:,} servers"]
+    lines.append("  switches: " + ", ".join(f"{n:,} {tier}" for tier, n in t.switches.items()))
     lines.append(
         "  cables:   "
-        + ", ".join(f"{n:,} {b}" for b, n in t["cables"].items())
-        + f" ({t['cables_working']:,} of {t['cables_total']:,} working)"
+        + ", ".join(f"{n:,} {b}" for b, n in t.cables.items())
+        + f" ({t.cables_working:,} of {t.cables_total:,} working)"
     )
-    lines.append(f"  bisection bandwidth: {_gbps(t['bisection_bandwidth_Bps'])}")
-    if t["oversubscription"]:
+    lines.append(f"  bisection bandwidth: {_gbps(t.bisection_bandwidth_Bps)}")
+    if t.oversubscription:
         lines.append(
             "  oversubscription:   "
-            + ", ".join(f"{tier} {v:.2f}:1" for tier, v in t["oversubscription"].items())
+            + ", ".join(f"{tier} {v:.2f}:1" for tier, v in t.oversubscription.items())
         )
     return "\n".join(lines)
 
 
-def format_permutation(p: dict[str, Any]) -> str:
+def format_permutation(p: PermutationResult) -> str:
     """The permutation test: per-flow throughput, latency and link utilization per tier."""
-    f = p["throughput_fraction"]
+    f = p.throughput_fraction
     lines = []
     lines.append(
-        f"permutation traffic, routing {p['routing']} ({p['flows_per_connection']} flow(s) per connection), "
-        f"{p['connections']:,} connections"
+        f"permutation traffic, routing {p.routing} ({p.flows_per_connection} flow(s) per connection), "
+        f"{p.connections:,} connections"
     )
     lines.append(
-        f"  per-flow throughput / line rate: min {f['min']:.3f}  mean {f['mean']:.3f}  max {f['max']:.3f}"
+        f"  per-flow throughput / line rate: min {f.min:.3f}  mean {f.mean:.3f}  max {f.max:.3f}"
     )
-    c = p["cross_leaf_throughput_fraction"]
-    if p["cross_leaf_connections"]:
+    c = p.cross_leaf_throughput_fraction
+    if p.cross_leaf_connections:
         lines.append(
-            f"  cross-leaf flows ({p['cross_leaf_connections']:,}):     min {c['min']:.3f}  "
-            f"mean {c['mean']:.3f}  max {c['max']:.3f}"
+            f"  cross-leaf flows ({p.cross_leaf_connections:,}):     min {c.min:.3f}  "
+            f"mean {c.mean:.3f}  max {c.max:.3f}"
         )
-    lines.append(f"  flows below 99% of line rate: {p['below_99pct_fraction']:.1%}")
-    if p["unreachable"]:
-        lines.append(f"  UNREACHABLE connections: {p['unreachable']:,}")
-    lines.append(f"  mean path latency: {p['mean_path_latency_s'] * 1e6:.2f} µs")
+    lines.append(f"  flows below 99% of line rate: {p.below_99pct_fraction:.1%}")
+    if p.unreachable:
+        lines.append(f"  UNREACHABLE connections: {p.unreachable:,}")
+    lines.append(f"  mean path latency: {p.mean_path_latency_s * 1e6:.2f} µs")
     lines.append("  link utilization per tier (min / mean / max, idle share):")
-    for label, u in p["link_utilization"].items():
+    for label, u in p.link_utilization.items():
         lines.append(
-            f"    {label:<14} {u['min']:.2f} / {u['mean']:.2f} / {u['max']:.2f}   "
-            f"idle {u['idle_fraction']:.1%} of {u['links']:,}"
+            f"    {label:<14} {u.min:.2f} / {u.mean:.2f} / {u.max:.2f}   "
+            f"idle {u.idle_fraction:.1%} of {u.links:,}"
         )
     return "\n".join(lines)
 
 
-def format_cost(report: dict[str, Any], name: str) -> str:
+def format_cost(report: CostReport, name: str) -> str:
     """The bill of materials, capex, power and energy cost."""
     lines = [f"{name}: bill of materials"]
-    for line in report["bom"]:
+    for line in report.bom:
         lines.append(
-            f"  {line['count']:>9,} x {line['item']:<44} {line['unit_price_usd']:>11,.0f} USD "
-            f"{line['unit_power_w']:>8,.1f} W  ({line['tier']})"
+            f"  {line.count:>9,} x {line.item:<44} {line.unit_price_usd:>11,.0f} USD "
+            f"{line.unit_power_w:>8,.1f} W  ({line.tier})"
         )
     lines.append(
-        f"capex {report['capex_usd']:,.0f} USD, network {report['network_capex_usd']:,.0f} USD "
-        f"({report['network_share']:.1%}); {report['cost_per_gpu_usd']:,.0f} USD per GPU"
+        f"capex {report.capex_usd:,.0f} USD, network {report.network_capex_usd:,.0f} USD "
+        f"({report.network_share:.1%}); {report.cost_per_gpu_usd:,.0f} USD per GPU"
     )
     lines.append(
-        f"power {report['power_w'] / 1e3:,.1f} kW (network {report['network_power_w'] / 1e3:,.1f} kW); "
-        f"energy over {report['years']:g} years {report['opex_usd']:,.0f} USD"
+        f"power {report.power_w / 1e3:,.1f} kW (network {report.network_power_w / 1e3:,.1f} kW); "
+        f"energy over {report.years:g} years {report.opex_usd:,.0f} USD"
     )
     return "\n".join(lines)
 
 
-def format_training(step: dict[str, Any]) -> str:
+def format_training(step: TrainingResult) -> str:
     """The training-step breakdown as text."""
-    lay = step.get("layout", {})
     lines = [
-        f"training step: {step.get('model', '')} " + " ".join(f"{k}={v}" for k, v in lay.items()),
-        f"  step {step['step_s']:.3f} s = compute {step['compute_s']:.3f} s + exposed communication "
-        f"{step['exposed_comm_s']:.3f} s + pipeline bubble {step.get('bubble_s', 0.0):.3f} s",
-        f"  GPU utilization {step['gpu_utilization']:.1%}   MFU {step['mfu']:.1%}   "
-        f"{step['tokens_per_s']:,.0f} tokens/s",
+        f"training step: {step.model} " + " ".join(f"{k}={v}" for k, v in step.layout.items()),
+        f"  step {step.step_s:.3f} s = compute {step.compute_s:.3f} s + exposed communication "
+        f"{step.exposed_comm_s:.3f} s + pipeline bubble {step.bubble_s:.3f} s",
+        f"  GPU utilization {step.gpu_utilization:.1%}   MFU {step.mfu:.1%}   "
+        f"{step.tokens_per_s:,.0f} tokens/s",
     ]
-    for kind, c in step.get("comm_s", {}).items():
-        if isinstance(c, dict):
-            lines.append(
-                f"  {kind:<4} communication {c.get('raw_s', 0.0) * 1e3:9.2f} ms, exposed "
-                f"{c.get('exposed_s', 0.0) * 1e3:9.2f} ms"
-            )
-    for note in step.get("notes", []):
+    for kind, c in step.comm_s.items():
+        lines.append(
+            f"  {kind:<4} communication {c.raw_s * 1e3:9.2f} ms, exposed "
+            f"{c.exposed_s * 1e3:9.2f} ms"
+        )
+    for note in step.notes:
         lines.append(f"  note: {note}")
-    for item in step.get("assumptions", []):
+    for item in step.assumptions:
         lines.append(f"  assumption: {item}")
     return "\n".join(lines)
 
 
-def format_collective(result: dict[str, Any]) -> str:
+def format_collective(result: CollectiveSummary) -> str:
     """An nccl-tests-like table of a collective's times."""
     lines = [
-        f"# {result['op']} over {result['ranks']} ranks",
+        f"# {result.op} over {result.ranks} ranks",
         f"#{'size (B)':>14} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}  algorithm / protocol",
     ]
-    for row in result["rows"]:
+    for row in result.rows:
         lines.append(
-            f"{row['bytes']:>15} {row['time_s'] * 1e6:>12.2f} {row['algbw_GBps']:>13.2f} "
-            f"{row['busbw_GBps']:>13.2f}  {row['algorithm']} / {row['protocol']}"
+            f"{row.bytes:>15} {row.time_s * 1e6:>12.2f} {row.algbw_GBps:>13.2f} "
+            f"{row.busbw_GBps:>13.2f}  {row.algorithm} / {row.protocol}"
         )
     lines.append(
         "# largest size, per stage: "
         + "; ".join(
-            f"{b['stage']}: {b['bandwidth_s'] * 1e6:.1f} us transfer + {b['latency_s'] * 1e6:.1f} us latency"
-            for b in result["breakdown"]
+            f"{b.stage}: {b.bandwidth_s * 1e6:.1f} us transfer + {b.latency_s * 1e6:.1f} us latency"
+            for b in result.breakdown
         )
     )
-    hot = result["hottest_links"][:3]
+    hot = result.hottest_links[:3]
     if hot:
-        lines.append(
-            "# hottest links: " + ", ".join(f"{h['link']} {h['utilization']:.0%}" for h in hot)
-        )
+        lines.append("# hottest links: " + ", ".join(f"{h.link} {h.utilization:.0%}" for h in hot))
     return "\n".join(lines)
 
 

@@ -9,8 +9,6 @@ a library the window hands a `LibrarySession` what it needs (`SessionHost`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import shiboken6
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -27,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import DEFAULT_PRESET, load_preset
+from engine.analysis import DEFAULT_PRESET, AppReport, load_preset
 from engine.catalog.devices import Catalog, default_catalog
 from engine.library.store import Library
 from engine.model.errors import ScenarioError
@@ -92,7 +90,7 @@ class MainWindow(WindowMenus, QMainWindow):
         )
         self.worker = EvaluationWorker(self.catalog, self)
         self._requests: dict[int, Scenario] = {}
-        self.last_report: dict[str, Any] | None = None
+        self.last_report: AppReport | None = None
         self.resize(1280, 800)
 
         self.canvas = FabricCanvas(self.document)
@@ -393,7 +391,7 @@ class MainWindow(WindowMenus, QMainWindow):
         self.progress.setValue(round(100 * fraction))
         self.statusBar().showMessage(f"Evaluating: {stage}…")
 
-    def show_cached_report(self, report: dict) -> None:
+    def show_cached_report(self, report: AppReport) -> None:
         """Show a report kept from an earlier run instead of evaluating: no run is pending."""
         self.debounce.stop()
         if self.worker.running:
@@ -401,20 +399,21 @@ class MainWindow(WindowMenus, QMainWindow):
         self.show_report(report)
         self.engine_label.setText("engine: cached")
 
-    def show_report(self, report: dict) -> None:
+    def show_report(self, report: AppReport) -> None:
         """Show a report (a finished run's or a cached one) in the results and on the canvas."""
         self.last_report = report
         self.results.show_report(report)
-        self.canvas.show_utilization((report.get("permutation") or {}).get("link_utilization"))
+        perm = report.permutation
+        self.canvas.show_utilization(perm.link_utilization if perm is not None else None)
         apply_theme_to(self, self.theme)  # plots the report created since the last switch
 
-    def _run_finished(self, request_id: int, report: dict) -> None:
+    def _run_finished(self, request_id: int, report: AppReport) -> None:
         self._set_running(False)
         self.show_report(report)
         self.evaluated.emit(self._requests.get(request_id), report)
-        elapsed = report.get("ui_elapsed_s", 0.0)
+        elapsed = report.ui_elapsed_s
         self.engine_label.setText(f"engine: {elapsed:.2f} s")
-        warnings = report.get("warnings") or []
+        warnings = report.warnings
         note = f" — {len(warnings)} warning(s)" if warnings else ""
         self.statusBar().showMessage(f"Evaluated in {elapsed:.2f} s{note}", 10000)
 

@@ -1,7 +1,9 @@
 """The one door of the engine: everything the front ends (`cli`, `ui`) ask of it.
 
 Front ends import from here, `engine.model`, `engine.catalog` and `engine.library` only (a
-contract in pyproject.toml); every figure they show is computed behind this door.
+contract in pyproject.toml); every figure they show is computed behind this door, and comes
+out of it as a typed, frozen result (`engine.analysis.results`) with `to_dict`, `to_json`
+and `from_dict`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,28 @@ from engine.analysis.evaluation import evaluate, training_summary
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
 from engine.analysis.probes import collective_run, cost_run, fabric_size, training_run
+from engine.analysis.results import (
+    AppReport,
+    BomRow,
+    CollectiveRow,
+    CollectiveSummary,
+    CollectiveSweep,
+    CommTime,
+    ComparisonResult,
+    ComparisonRow,
+    CostReport,
+    EvaluationResult,
+    HotLink,
+    PermutationResult,
+    ResultFormatError,
+    StageTime,
+    Stats,
+    TierUtilization,
+    TimedCollective,
+    TopologySummary,
+    TrainingResult,
+    UtilizationHistogram,
+)
 from engine.analysis.self_check import (
     CheckResult,
     SelfCheckError,
@@ -43,12 +67,32 @@ __all__ = [
     "PRESETS",
     "ROW_KEYS",
     "TEMPLATES",
+    "AppReport",
+    "BomRow",
     "CheckResult",
+    "CollectiveRow",
+    "CollectiveSummary",
+    "CollectiveSweep",
+    "CommTime",
+    "ComparisonResult",
+    "ComparisonRow",
+    "CostReport",
+    "EvaluationResult",
+    "HotLink",
+    "PermutationResult",
     "Progress",
+    "ResultFormatError",
     "RunCancelledError",
     "SelfCheckError",
+    "StageTime",
+    "Stats",
     "SweepPoint",
     "SweepResult",
+    "TierUtilization",
+    "TimedCollective",
+    "TopologySummary",
+    "TrainingResult",
+    "UtilizationHistogram",
     "bundle_tier_labels",
     "check_evaluation",
     "check_library",

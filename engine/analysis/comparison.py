@@ -4,16 +4,18 @@
 topology: every switch group gets the other technology's catalog switch that runs the same
 port speeds with at least the ports the group uses (the smallest such), the technology
 profile changes, and the routing policy stays unless the new switches cannot do it. So an IB
-vs RoCE question is one call.
+vs RoCE question is one call. `compare` evaluates both and returns a `ComparisonResult`.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from engine.analysis.results import ComparisonResult, ComparisonRow, EvaluationResult
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
@@ -84,32 +86,38 @@ def compare(
     b: Scenario,
     catalog: Catalog | None = None,
     parts: tuple[str, ...] = ("permutation", "collective", "training", "cost"),
-) -> dict[str, Any]:
-    """The headline figures of two scenarios side by side, with the ratio b / a."""
+) -> ComparisonResult:
+    """The headline figures of two scenarios side by side, with the ratio b / a.
+
+    A figure is left out when either scenario lacks it (its part was not asked for).
+    """
     from engine.analysis.evaluation import evaluate
 
     cat = catalog or default_catalog()
     reports = [evaluate(s, cat, parts) for s in (a, b)]
     rows = []
-
-    def add(label: str, getter) -> None:
+    for label, getter in _FIGURES:
         try:
             va, vb = (float(getter(r)) for r in reports)
-        except (KeyError, TypeError):
-            return
-        rows.append({"metric": label, "a": va, "b": vb, "b_over_a": vb / va if va else None})
+        except (AttributeError, IndexError, TypeError):  # a part that was not evaluated
+            continue
+        rows.append(ComparisonRow(label, va, vb, vb / va if va else None))
+    return ComparisonResult(a.metadata.name, b.metadata.name, tuple(rows))
 
-    add("GPUs", lambda r: r["topology"]["gpus"])
-    add("switches", lambda r: r["topology"]["switches_total"])
-    add("cables", lambda r: r["topology"]["cables_total"])
-    add("permutation mean throughput", lambda r: r["permutation"]["throughput_fraction"]["mean"])
-    add("collective busbw (GB/s)", lambda r: r["collective"]["rows"][0]["busbw_GBps"])
-    add("collective time (s)", lambda r: r["collective"]["rows"][0]["time_s"])
-    add("training step (s)", lambda r: r["training"]["step_s"])
-    add("GPU utilization", lambda r: r["training"]["gpu_utilization"])
-    add("MFU", lambda r: r["training"]["mfu"])
-    add("capex (USD)", lambda r: r["cost"]["capex_usd"])
-    add("network capex (USD)", lambda r: r["cost"]["network_capex_usd"])
-    add("power (W)", lambda r: r["cost"]["power_w"])
-    add("cost per GPU (USD)", lambda r: r["cost"]["cost_per_gpu_usd"])
-    return {"a": a.metadata.name, "b": b.metadata.name, "rows": rows}
+
+# The compared figures: row title, and where each sits in an evaluation.
+_FIGURES: tuple[tuple[str, Callable[[EvaluationResult], Any]], ...] = (
+    ("GPUs", lambda r: r.topology.gpus),
+    ("switches", lambda r: r.topology.switches_total),
+    ("cables", lambda r: r.topology.cables_total),
+    ("permutation mean throughput", lambda r: r.permutation.throughput_fraction.mean),
+    ("collective busbw (GB/s)", lambda r: r.collective.rows[0].busbw_GBps),
+    ("collective time (s)", lambda r: r.collective.rows[0].time_s),
+    ("training step (s)", lambda r: r.training.step_s),
+    ("GPU utilization", lambda r: r.training.gpu_utilization),
+    ("MFU", lambda r: r.training.mfu),
+    ("capex (USD)", lambda r: r.cost.capex_usd),
+    ("network capex (USD)", lambda r: r.cost.network_capex_usd),
+    ("power (W)", lambda r: r.cost.power_w),
+    ("cost per GPU (USD)", lambda r: r.cost.cost_per_gpu_usd),
+)

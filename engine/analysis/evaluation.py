@@ -3,7 +3,9 @@
 The permutation test is the classic probe of a fabric's routing: every GPU sends to one GPU
 on another server at once. On a non-blocking fabric with perfect load balance every flow gets
 line rate; static ECMP hash collisions, oversubscription and failures show up as flows below
-it. Results are plain dicts of numbers (SI units, fractions) ready for JSON, the CLI and the UI.
+it. `topology_summary`, `permutation_test` and the other probes give plain dicts of numbers
+(SI units, fractions) ready for JSON; `evaluate`, the door, wraps them in one typed
+`EvaluationResult` (`engine.analysis.results`) for the CLI and the UI.
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from engine.analysis.results import (
+    CollectiveSummary,
+    CostReport,
+    EvaluationResult,
+    PermutationResult,
+    TopologySummary,
+    TrainingResult,
+)
 from engine.catalog.devices import Catalog, default_catalog
 from engine.flows.solver import link_loads, max_min_rates
 from engine.flows.traffic import permutation
@@ -163,14 +173,15 @@ def evaluate(
     collective_sizes: np.ndarray | None = None,
     progress: Progress | None = None,
     keep_going: bool = False,
-) -> dict[str, Any]:
+) -> EvaluationResult:
     """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
 
     `parts` chooses the probes: the permutation test, the workload's collective, one
-    training step of its training job and the cost report. `progress` hears how far the run
-    got and can stop it between chunks (`engine.runtime.progress.RunCancelledError`).
-    With `keep_going`, a training step or cost report that cannot be computed leaves its
-    reason in ``training_error`` / ``cost_error`` and the rest of the report stands.
+    training step of its training job and the cost report; the parts not chosen are
+    ``None`` in the result. `progress` hears how far the run got and can stop it between
+    chunks (`engine.runtime.progress.RunCancelledError`). With `keep_going`, a training step
+    or cost report that cannot be computed leaves its reason in ``training_error`` /
+    ``cost_error`` and the rest of the result stands.
     """
     catalog = catalog or default_catalog()
     checkpoint(progress, 0.0, "expand")
@@ -178,43 +189,47 @@ def evaluate(
     fabric = expand(scenario, catalog)
     t_expand = time.perf_counter() - t0
     router = Router(fabric)
-    report: dict[str, Any] = {"topology": topology_summary(fabric)}
+    found: dict[str, Any] = {"topology": TopologySummary.from_dict(topology_summary(fabric))}
     spans = _part_spans(parts)
     if "permutation" in parts:
         checkpoint(progress, spans["permutation"][0], "permutation test")
-        report["permutation"] = permutation_test(
-            fabric, router, progress=_sub(progress, spans["permutation"])
+        found["permutation"] = PermutationResult.from_dict(
+            permutation_test(fabric, router, progress=_sub(progress, spans["permutation"]))
         )
     if "collective" in parts:
         checkpoint(progress, spans["collective"][0], "collective")
-        report["collective"] = collective_summary(
-            fabric, router, catalog, collective_sizes, progress=_sub(progress, spans["collective"])
+        found["collective"] = CollectiveSummary.from_dict(
+            collective_summary(
+                fabric, router, catalog, collective_sizes, _sub(progress, spans["collective"])
+            )
         )
     if "training" in parts:
         checkpoint(progress, spans["training"][0], "training step")
         try:
-            report["training"] = training_summary(fabric, catalog)
+            found["training"] = TrainingResult.from_dict(training_summary(fabric, catalog))
         except ScenarioError as exc:
             if not keep_going:
                 raise
-            report["training_error"] = _reason(exc)
+            found["training_error"] = _reason(exc)
     if "cost" in parts:
         from engine.cost.report import cost_report
 
         checkpoint(progress, spans["cost"][0], "cost")
-        rows = report["collective"]["rows"] if "collective" in report else []
-        busbw = rows[-1]["busbw_GBps"] if rows else None
-        tokens = report["training"]["tokens_per_s"] if "training" in report else None
+        collective, training = found.get("collective"), found.get("training")
+        busbw = collective.rows[-1].busbw_GBps if collective and collective.rows else None
+        tokens = training.tokens_per_s if training else None
         try:
-            report["cost"] = cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
+            found["cost"] = CostReport.from_dict(
+                cost_report(fabric, catalog, busbw_GBps=busbw, tokens_per_s=tokens)
+            )
         except ScenarioError as exc:
             if not keep_going:
                 raise
-            report["cost_error"] = _reason(exc)
-    report["warnings"] = [str(w) for w in fabric.warnings]
-    report["expand_s"] = t_expand
+            found["cost_error"] = _reason(exc)
     checkpoint(progress, 1.0, "done")
-    return report
+    return EvaluationResult(
+        **found, warnings=tuple(str(w) for w in fabric.warnings), expand_s=t_expand
+    )
 
 
 # Rough share of each part in the run time of a large fabric (131,072 GPUs: expansion 0.5 s,

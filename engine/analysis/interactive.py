@@ -4,9 +4,9 @@ kept as a message instead of losing the rest, and the collective re-labelled for
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from engine.analysis.evaluation import evaluate
+from engine.analysis.results import AppReport
 from engine.catalog.devices import Catalog
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.model.scenario import Scenario
@@ -17,25 +17,25 @@ PARTS = ("permutation", "collective", "training", "cost")
 
 def run_evaluation(
     scenario: Scenario, catalog: Catalog, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> AppReport:
     """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
 
     The `PARTS` of `evaluate` over the engine's default message sizes: the permutation test,
     the workload's collective, one training step and the cost report. A scenario that cannot
     be expanded raises `ScenarioError`; when only training or cost fail, their message goes
-    to ``report["training_error"]`` / ``report["cost_error"]`` and the rest is kept.
-    ``report["collective_sweep"]`` re-labels the collective for the plots (sizes, busbw and
-    time per algorithm and of the best one); the engine names each hottest link's ``bundle``
-    (``"nvlink"`` inside a server). ``report["scenario"]`` is the scenario's JSON document:
-    GPU utilization vs switch latency (`engine.analysis.latency`) is computed from it only when
-    the Training tab asks, because it costs more than the 0.2 s edit-to-plot budget.
-    ``ui_elapsed_s`` is the wall time of the whole run. `progress` hears how far the run got
-    and stops it (`RunCancelledError`) when it says so.
+    to ``training_error`` / ``cost_error`` and the rest is kept. ``collective_sweep``
+    re-labels the collective for the plots (sizes, busbw and time per algorithm and of the
+    best one); the engine names each hottest link's ``bundle`` (``"nvlink"`` inside a
+    server). ``scenario`` is the scenario's JSON document: GPU utilization vs switch latency
+    (`engine.analysis.latency`) is computed from it only when the Training tab asks, because
+    it costs more than the 0.2 s edit-to-plot budget. ``ui_elapsed_s`` is the wall time of
+    the whole run. `progress` hears how far the run got and stops it (`RunCancelledError`)
+    when it says so.
     """
     from engine.model.scenario import scenario_to_dict
 
     t0 = time.perf_counter()
-    report = evaluate(
+    evaluation = evaluate(
         scenario,
         catalog,
         parts=PARTS,
@@ -43,18 +43,6 @@ def run_evaluation(
         progress=progress,
         keep_going=True,
     )
-    collective = report["collective"]
-    report["collective_sweep"] = {
-        "op": collective["op"],
-        "ranks": collective["ranks"],
-        "sizes": [float(row["bytes"]) for row in collective["rows"]],
-        "busbw_GBps": collective["curves_busbw_GBps"],
-        "best_busbw_GBps": [row["busbw_GBps"] for row in collective["rows"]],
-        "time_s": collective["curves_time_s"],
-        "best_time_s": [row["time_s"] for row in collective["rows"]],
-    }
     # The scenario travels with its report, so a pinned or cached report can still have its
     # slower extras (GPU utilization vs switch latency) computed when a tab asks for them.
-    report["scenario"] = scenario_to_dict(scenario)
-    report["ui_elapsed_s"] = time.perf_counter() - t0
-    return report
+    return AppReport.of(evaluation, scenario_to_dict(scenario), time.perf_counter() - t0)

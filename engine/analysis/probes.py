@@ -1,17 +1,17 @@
 """One scenario in, one probe's answer out: the calls the front ends make for a single figure.
 
 Each probe expands the scenario itself, so a caller never holds a `Fabric`; the CLI's
-``validate``, ``collective``, ``train`` and ``cost`` commands are one call each.
+``validate``, ``collective``, ``train`` and ``cost`` commands are one call each. The engine
+below computes plain dicts; each probe hands them back typed (`engine.analysis.results`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from engine.analysis.results import CollectiveSummary, CostReport, TrainingResult
 from engine.catalog.devices import Catalog
-from engine.collectives.timing import CollectiveEngine, CollectiveResult, placement
+from engine.collectives.timing import CollectiveEngine, placement
 from engine.cost.report import cost_report
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
@@ -32,22 +32,24 @@ def collective_run(
     ranks: int | None = None,
     algorithm: str | None = None,
     protocol: str | None = None,
-) -> CollectiveResult:
+) -> CollectiveSummary:
     """A collective at `sizes` bytes; each unset choice is the scenario workload's own."""
     fabric = expand(scenario, catalog)
     w = scenario.workload
-    return CollectiveEngine(fabric, catalog).run(
+    result = CollectiveEngine(fabric, catalog).run(
         op or w.op,
         placement(fabric, ranks if ranks is not None else w.ranks),
         sizes,
         algorithm or w.algorithm,
         protocol or w.protocol,
     )
+    return CollectiveSummary.from_dict(result.to_dict())
 
 
-def training_run(scenario: Scenario, catalog: Catalog) -> dict[str, Any]:
+def training_run(scenario: Scenario, catalog: Catalog) -> TrainingResult:
     """One step of the scenario's training job."""
-    return train_step(expand(scenario, catalog), scenario.workload.training, catalog)
+    step = train_step(expand(scenario, catalog), scenario.workload.training, catalog)
+    return TrainingResult.from_dict(step)
 
 
 def cost_run(
@@ -56,8 +58,9 @@ def cost_run(
     years: float = 5.0,
     usd_per_kwh: float | None = None,
     pue: float | None = None,
-) -> dict[str, Any]:
+) -> CostReport:
     """The bill of materials, capex, power and energy cost over `years`."""
-    return cost_report(
+    report = cost_report(
         expand(scenario, catalog), catalog, years=years, usd_per_kwh=usd_per_kwh, pue=pue
     )
+    return CostReport.from_dict(report)

@@ -75,18 +75,22 @@ def _positive(where: str, value: Any) -> float:
 def check_evaluation(scenario: Scenario, catalog: Catalog | None = None) -> str:
     """Evaluate `scenario` fully (the numba kernels run) and sanity-check every part."""
     report = evaluate(scenario, catalog or default_catalog(), parts=EVALUATED_PARTS)
-    gpus = _positive("topology.gpus", report["topology"]["gpus"])
-    throughput = report["permutation"]["throughput_fraction"]["mean"]
+    gpus = _positive("topology.gpus", report.topology.gpus)
+    if report.permutation is None or report.collective is None:
+        raise SelfCheckError("the evaluation left out the permutation test or the collective")
+    throughput = report.permutation.throughput_fraction.mean
     if not 0.0 < throughput <= 1.0 + 1e-9:
         raise SelfCheckError(f"permutation throughput fraction {throughput!r} is not in (0, 1]")
-    rows = report["collective"]["rows"]
+    rows = report.collective.rows
     if not rows:
         raise SelfCheckError("the collective produced no rows")
-    busbw = _positive("collective busbw", rows[-1]["busbw_GBps"])
-    utilization = report["training"]["gpu_utilization"]
+    busbw = _positive("collective busbw", rows[-1].busbw_GBps)
+    if report.training is None or report.cost is None:
+        raise SelfCheckError("the evaluation left out the training step or the cost report")
+    utilization = report.training.gpu_utilization
     if not 0.0 < utilization <= 1.0:
         raise SelfCheckError(f"training GPU utilization {utilization!r} is not in (0, 1]")
-    _positive("cost.capex_usd", report["cost"]["capex_usd"])
+    _positive("cost.capex_usd", report.cost.capex_usd)
     return (
         f"{scenario.metadata.name}: {gpus:,.0f} GPUs, permutation {throughput:.1%}, "
         f"busbw {busbw:,.0f} GB/s, GPU utilization {utilization:.1%}"

@@ -12,15 +12,17 @@ where or in which order they ran.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from engine.analysis.results import CollectiveRow, CollectiveSummary, CostReport, TrainingResult
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario, apply_override, from_json, to_json
 
@@ -31,26 +33,27 @@ def _permutation_mean(fabric, catalog) -> float:
     return permutation_test(fabric)["throughput_fraction"]["mean"]
 
 
-def _collective_row(fabric, catalog) -> dict[str, Any]:
+def _collective_row(fabric, catalog) -> CollectiveRow:
     from engine.analysis.evaluation import collective_summary
     from engine.routing.router import Router
 
-    return collective_summary(fabric, Router(fabric), catalog)["rows"][0]
+    return CollectiveSummary.from_dict(collective_summary(fabric, Router(fabric), catalog)).rows[0]
 
 
-def _training(fabric, catalog) -> dict[str, Any]:
+def _training(fabric, catalog) -> TrainingResult:
     from engine.training.step import train_step
 
-    return train_step(fabric, fabric.scenario.workload.training, catalog)
+    return TrainingResult.from_dict(train_step(fabric, fabric.scenario.workload.training, catalog))
 
 
-def _cost(fabric, catalog) -> dict[str, Any]:
+def _cost(fabric, catalog) -> CostReport:
     from engine.cost.report import cost_report
 
-    return cost_report(fabric, catalog)
+    return CostReport.from_dict(cost_report(fabric, catalog))
 
 
-# Metric name -> (probe, key in the probe's result). Probes run on the expanded fabric.
+# Metric name -> (probe, field of the probe's typed result, None: the probe's answer is the
+# figure). Probes run on the expanded fabric.
 METRICS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "permutation_mean_throughput": (_permutation_mean, None),
     "busbw_GBps": (_collective_row, "busbw_GBps"),
@@ -78,7 +81,7 @@ def evaluate_metric(scenario_json: str, metric: str) -> float:
     catalog = default_catalog()
     fabric = expand(from_json(scenario_json), catalog)
     result = probe(fabric, catalog)
-    return float(result if key is None else result[key])
+    return float(result if key is None else getattr(result, key))
 
 
 def parse_values(text: str) -> list[str]:
@@ -101,17 +104,23 @@ def parse_values(text: str) -> list[str]:
     return values
 
 
-@dataclass
+@dataclass(frozen=True)
 class SweepResult:
-    """The points of a sweep: parameter values, metric per point (NaN: not run)."""
+    """The points of a sweep: parameter values, metric per point (NaN: not run).
+
+    `params` are the dotted paths varied, `values` each one's values, `points` every
+    combination (one value per parameter), `results` the metric at each point, `errors`
+    why a point failed (by its index). Its JSON form (`to_dict`, `to_json`) is the table
+    with the metric's name and the errors, what ``sweep --json`` prints.
+    """
 
     metric: str
-    params: list[str]
-    values: list[list[str]]
-    points: list[tuple[str, ...]]
-    results: np.ndarray
+    params: tuple[str, ...]
+    values: tuple[tuple[str, ...], ...]
+    points: tuple[tuple[str, ...], ...]
+    results: tuple[float, ...]
     cancelled: bool = False
-    errors: dict[int, str] = field(default_factory=dict)
+    errors: Mapping[int, str] = field(default_factory=dict)
 
     def table(self) -> dict[str, list[Any]]:
         """Columns: one per parameter and the metric, one row per point."""
@@ -123,7 +132,7 @@ class SweepResult:
 
     def grid(self) -> np.ndarray:
         """The metric as an array shaped by the parameters' value counts."""
-        return self.results.reshape([len(v) for v in self.values])
+        return np.asarray(self.results, dtype=float).reshape([len(v) for v in self.values])
 
     def to_csv(self) -> str:
         """The table as CSV text."""
@@ -135,6 +144,14 @@ class SweepResult:
                 ",".join("" if columns[n][i] is None else str(columns[n][i]) for n in names)
             )
         return "\n".join(rows) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metric's name, the table (`table`) and the errors by point index."""
+        return {"metric": self.metric, "table": self.table(), "errors": dict(self.errors)}
+
+    def to_json(self) -> str:
+        """`to_dict` as JSON text (two-space indent; point indices become text keys)."""
+        return json.dumps(self.to_dict(), indent=2)
 
 
 def default_executor(workers: int | None = None) -> Executor:
@@ -213,7 +230,15 @@ def sweep(
                 was_cancelled = True
                 for other in futures:
                     other.cancel()
-    return SweepResult(metric, names, values, points, results, was_cancelled, errors)
+    return SweepResult(
+        metric,
+        tuple(names),
+        tuple(tuple(v) for v in values),
+        tuple(points),
+        tuple(float(r) for r in results),
+        was_cancelled,
+        errors,
+    )
 
 
 def _run_point(doc: str, metric: str, errors: dict[int, str], index: int) -> float:

@@ -10,28 +10,28 @@ Those three are computed here, so the front end only looks the figures up.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from engine.analysis.results import TierUtilization
 from engine.flows.utilization import split_tier_label, tier_pair_label
 from engine.model.scenario import Scenario
 
 
-def tier_utilization(link_utilization: Mapping[str, Any] | None) -> dict[str, float]:
+def tier_utilization(link_utilization: Mapping[str, TierUtilization] | None) -> dict[str, float]:
     """Mean utilization per tier label, each the higher of its two directions.
 
-    `link_utilization` is a report's ``permutation["link_utilization"]`` (label -> stats with
-    a ``mean``). Both ``leaf->spine`` and ``spine->leaf`` map to the same folded figure;
-    labels naming no tier pair (``nvlink``) or without a mean are left out.
+    `link_utilization` is a result's ``permutation.link_utilization`` (label -> its
+    `TierUtilization`). Both ``leaf->spine`` and ``spine->leaf`` map to the same folded
+    figure; labels naming no tier pair (``nvlink``) are left out.
     """
     stats_by_label = link_utilization or {}
     out: dict[str, float] = {}
     for label, stats in stats_by_label.items():
         pair = split_tier_label(label)
-        if pair is None or not isinstance(stats, dict) or "mean" not in stats:
+        if pair is None:
             continue
         source, target = pair
-        reverse = stats_by_label.get(tier_pair_label(target, source), {})
-        out[label] = max(float(stats["mean"]), float(reverse.get("mean", 0.0)))
+        reverse = stats_by_label.get(tier_pair_label(target, source))
+        out[label] = max(float(stats.mean), float(reverse.mean) if reverse else 0.0)
     return out
 
 

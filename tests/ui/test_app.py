@@ -65,7 +65,7 @@ def test_typing_a_count_edits_the_document_and_ctrl_z_restores_it(qtbot, window)
         assert window.document.scenario.group("servers").count == 64
         assert "×64" in window.canvas.nodes["servers"].lines
         assert window.document.undo_stack.count() == 1
-    assert window.last_report["topology"]["gpus"] == 512
+    assert window.last_report.topology.gpus == 512
     window.canvas.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.document.scenario == original
@@ -137,7 +137,7 @@ def test_gui_stays_responsive_during_a_16k_evaluation(qtbot):
         win.evaluate_now()
         assert win.cancel_button.isVisibleTo(win)
     timer.stop()
-    elapsed = win.last_report["ui_elapsed_s"]
+    elapsed = win.last_report.ui_elapsed_s
     assert len(ticks) >= 5, (len(ticks), elapsed)
     assert len(ticks) >= 0.3 * elapsed / 0.020
     assert not win.cancel_button.isVisibleTo(win)

@@ -119,7 +119,7 @@ def test_results_tabs_are_filled_from_one_evaluation(qtbot, evaluated):
     results = evaluated.results
     titles = [results.tabs.tabText(i) for i in range(results.tabs.count())]
     assert titles == ["Collective", "Links", "Training", "Cost", "Sweep"]
-    assert evaluated.last_report["ui_elapsed_s"] < 5.0
+    assert evaluated.last_report.ui_elapsed_s < 5.0
     assert results.links_table.rowCount() > 0
     assert results.links_table.item(0, 1).text() == "servers-leaf"
     components = [
@@ -129,7 +129,7 @@ def test_results_tabs_are_filled_from_one_evaluation(qtbot, evaluated):
     assert "exposed tp comm" in components and components[-1] == "step"
     assert "GPU utilization: " in results.gpu_util_label.text()
     assert "MFU: " in results.mfu_label.text() and "%" in results.mfu_label.text()
-    bom = evaluated.last_report["cost"]["bom"]
+    bom = evaluated.last_report.cost.bom
     assert results.cost_table.rowCount() == len(bom) > 0
     assert results.capex_label.text().startswith("Capex: $")
     assert "%" in results.network_share_label.text()

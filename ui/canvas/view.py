@@ -11,13 +11,13 @@ and paste groups.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QPainter
 from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene, QGraphicsView, QLabel, QWidget
 
-from engine.analysis import bundle_tier_labels, tier_peak, tier_utilization
+from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.errors import Problem
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.canvas.gestures import CanvasGestures
@@ -179,7 +179,7 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
 
     # ---- link utilization -------------------------------------------------------------------
 
-    def show_utilization(self, link_utilization: dict[str, Any] | None) -> None:
+    def show_utilization(self, link_utilization: Mapping[str, TierUtilization] | None) -> None:
         """Colour switches and bundles by mean utilization per tier (``None``: clear)."""
         self.utilization = tier_utilization(link_utilization)
         self._apply_utilization()

@@ -9,10 +9,10 @@ current scenario), each new report cached in the library as it arrives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject
 
+from engine.analysis import AppReport
 from engine.library.store import Library, diff
 from engine.model.scenario import Scenario
 from ui.library.cache import cached_report
@@ -34,7 +34,7 @@ class LibraryComparison(QObject):
         library: Library,
         say: Callable[[str, int], None],
         refuse: Callable[[str, str], None],
-        cache: Callable[[Scenario | None, dict[str, Any]], None],
+        cache: Callable[[Scenario | None, AppReport], None],
     ) -> None:
         super().__init__(host.window)
         self.host = host
@@ -87,7 +87,7 @@ class LibraryComparison(QObject):
         self._jobs[request] = (label, scenario)
         self._say(f"Comparing: evaluating {label}…", 0)
 
-    def _finished(self, request_id: int, report: dict) -> None:
+    def _finished(self, request_id: int, report: AppReport) -> None:
         job = self._jobs.pop(request_id, None)
         if job is None:
             return

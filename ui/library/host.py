@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow
 
+from engine.analysis import AppReport
 from engine.catalog.devices import Catalog
 from ui.document.document import ScenarioDocument
 from ui.results.panel import ResultsPanel
@@ -29,5 +29,5 @@ class SessionHost:
     results: ResultsPanel  # the comparison pins its reports there
     settings: QSettings | None  # where the last scenario used is kept (None: in memory)
     evaluate: Callable[[], object]  # evaluate the current scenario now
-    show_cached: Callable[[dict[str, Any]], None]  # show a cached report instead of a run
+    show_cached: Callable[[AppReport], None]  # show a cached report instead of a run
     fit_view: Callable[[], None]  # show the whole (newly opened) scenario on the canvas

@@ -24,10 +24,10 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMessageBox, QWidget
 
-from engine.analysis import DEFAULT_PRESET, open_library
+from engine.analysis import DEFAULT_PRESET, AppReport, open_library
 from engine.library.store import Library, LibraryError
 from engine.model.scenario import Scenario, to_json
-from ui.library.cache import RESULT_KIND, cached_report
+from ui.library.cache import cache_report, cached_report
 from ui.library.compare import LibraryComparison
 from ui.library.dialogs import (
     LIBRARY_ERRORS,
@@ -339,12 +339,12 @@ class LibrarySession(QObject):
 
     # ---- results, autosave and recovery -----------------------------------------------------
 
-    def cache_report(self, scenario: Scenario | None, report: dict) -> None:
+    def cache_report(self, scenario: Scenario | None, report: AppReport) -> None:
         """Keep a finished run's report in the library, keyed by the scenario's content."""
         if scenario is None or self.library.read_only:
             return
         try:
-            self.library.cache_result(scenario, RESULT_KIND, report)
+            cache_report(self.library, scenario, report)
         except LIBRARY_ERRORS as exc:
             self._status(f"Result not cached: {error_text(exc)}")
 

@@ -8,12 +8,13 @@ or CSV (the plotted curves, one column per curve).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter
 
+from engine.analysis import AppReport, CollectiveSweep
 from ui.results.pins import Pin, PinnedCurves
 from ui.results.plot_axes import result_plot
 from ui.results.plot_export import ExportTarget, plotted_series, write_series_csv
@@ -25,13 +26,13 @@ BUSBW_TITLE = "busbw (GB/s)"
 TIME_TITLE = "time (s)"
 
 
-def best_curves(report: dict[str, Any]) -> tuple[list[float], list[float], list[float]]:
+def best_curves(report: AppReport) -> tuple[list[float], list[float], list[float]]:
     """Sizes, busbw (GB/s) and time (s) of the best algorithm per size of a report."""
-    rows = (report.get("collective") or {}).get("rows") or []
+    rows = report.collective.rows if report.collective is not None else ()
     return (
-        [float(r["bytes"]) for r in rows],
-        [float(r["busbw_GBps"]) for r in rows],
-        [float(r["time_s"]) for r in rows],
+        [float(r.bytes) for r in rows],
+        [float(r.busbw_GBps) for r in rows],
+        [float(r.time_s) for r in rows],
     )
 
 
@@ -67,25 +68,25 @@ class CollectiveTab(ResultTab):
             ]
         )
 
-    def show_sweep(self, sweep: dict[str, Any] | None) -> None:
+    def show_sweep(self, sweep: CollectiveSweep | None) -> None:
         """Draw the report's per-algorithm busbw and time curves (``collective_sweep``)."""
-        if not sweep:
+        if sweep is None:
             return
-        what = f"{sweep['op']} on {sweep['ranks']:,} GPUs"
+        what = f"{sweep.op} on {sweep.ranks:,} GPUs"
         for plot, title in ((self.busbw_plot, "Bus bandwidth"), (self.time_plot, "Time")):
             if plot.getPlotItem().titleLabel.text != f"{title}, {what}":
                 plot.setTitle(f"{title}, {what}")  # a new title lays the plot out again
-        sizes = sweep["sizes"]
-        self._update(self.busbw_plot, self.curves, sizes, sweep["busbw_GBps"])
-        self._update(self.time_plot, self.time_curves, sizes, sweep.get("time_s") or {})
-        self.set_info(f"{what}: {len(sizes)} message sizes, {len(sweep['busbw_GBps'])} algorithms")
+        sizes = list(sweep.sizes)
+        self._update(self.busbw_plot, self.curves, sizes, sweep.busbw_GBps)
+        self._update(self.time_plot, self.time_curves, sizes, sweep.time_s)
+        self.set_info(f"{what}: {len(sizes)} message sizes, {len(sweep.busbw_GBps)} algorithms")
 
     @staticmethod
     def _update(
         plot: pg.PlotWidget,
         curves: dict[str, pg.PlotDataItem],
         sizes: list[float],
-        values: dict[str, list[float]],
+        values: Mapping[str, Sequence[float]],
     ) -> None:
         for name, ys in values.items():
             curve = curves.get(name)
@@ -100,7 +101,7 @@ class CollectiveTab(ResultTab):
                     name=name,
                 )
                 curves[name] = curve
-            curve.setData(sizes, ys)
+            curve.setData(sizes, list(ys))
         for name, curve in curves.items():
             if name not in values:
                 curve.setData([], [])

@@ -1,7 +1,7 @@
 """Side-by-side figures of the current scenario and the pinned ones, for the comparison tables.
 
-A metric names a figure of an engine report section (``training`` or ``cost``) and how to show
-it; `comparison_rows` lays the figures out one metric per row, one scenario per column. The
+A metric names a figure of an engine result (a field of `TrainingResult` or `CostReport`) and
+how to show it; `comparison_rows` lays the figures out one metric per row, one scenario per column. The
 values are the engine's, only converted to the units engineers read (%, kW).
 """
 
@@ -10,10 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.analysis import CostReport, TrainingResult
+
+Section = TrainingResult | CostReport
+
 
 @dataclass(frozen=True)
 class Metric:
-    """A figure of a report section: its row title, its key and how to show it."""
+    """A figure of a result: its row title, its field (`key`) and how to show it."""
 
     title: str
     key: str
@@ -42,9 +46,9 @@ COST_METRICS = (
 )
 
 
-def shown_value(metric: Metric, section: dict[str, Any] | None) -> Any:
+def shown_value(metric: Metric, section: Section | None) -> Any:
     """The figure as a table shows it: a number, a "12.3%" text, or None when missing."""
-    value = (section or {}).get(metric.key)
+    value = getattr(section, metric.key, None) if section is not None else None
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
     if metric.kind == "percent":
@@ -54,8 +58,6 @@ def shown_value(metric: Metric, section: dict[str, Any] | None) -> Any:
     return value
 
 
-def comparison_rows(
-    metrics: tuple[Metric, ...], sections: list[dict[str, Any] | None]
-) -> list[list[Any]]:
+def comparison_rows(metrics: tuple[Metric, ...], sections: list[Section | None]) -> list[list[Any]]:
     """One row per metric: its title, then its value in each section (None when missing)."""
     return [[m.title, *(shown_value(m, s) for s in sections)] for m in metrics]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from engine.analysis import AppReport, CostReport
 from ui.results.comparison import COST_METRICS, comparison_rows
 from ui.results.pins import Pin
 from ui.results.plot_export import ExportTarget, write_csv
@@ -53,7 +52,7 @@ class CostTab(ResultTab):
             ]
         )
 
-    def show_cost(self, cost: dict[str, Any] | None, error: str | None) -> None:
+    def show_cost(self, cost: CostReport | None, error: str | None) -> None:
         """The bill of materials and capex figures, or why cost was not evaluated."""
         if cost is None:
             fill_table(self.table, [])
@@ -64,28 +63,28 @@ class CostTab(ResultTab):
             return
         rows = [
             [
-                line["item"],
-                int(line["count"]),
-                float(line["unit_price_usd"]),
-                float(line["price_usd"]),
-                float(line["power_w"]),
+                line.item,
+                int(line.count),
+                float(line.unit_price_usd),
+                float(line.price_usd),
+                float(line.power_w),
             ]
-            for line in cost.get("bom", [])
+            for line in cost.bom
         ]
         fill_table(self.table, rows)
-        self.capex_label.setText(f"Capex: ${cost['capex_usd']:,.0f}")
-        self.network_share_label.setText(f"Network share: {cost['network_share']:.1%}")
-        self.cost_per_gpu_label.setText(f"Cost per GPU: ${cost['cost_per_gpu_usd']:,.0f}")
+        self.capex_label.setText(f"Capex: ${cost.capex_usd:,.0f}")
+        self.network_share_label.setText(f"Network share: {cost.network_share:.1%}")
+        self.cost_per_gpu_label.setText(f"Cost per GPU: ${cost.cost_per_gpu_usd:,.0f}")
         self.set_info(f"Bill of materials, {len(rows)} line(s)")
 
-    def show_pins(self, pins: list[Pin], current: dict[str, Any] | None) -> None:
+    def show_pins(self, pins: list[Pin], current: AppReport | None) -> None:
         """The comparison table: headline cost figures of the current and pinned scenarios."""
         self.comparison.setVisible(bool(pins))
         set_header(
             self.comparison,
             ["metric", "current", *(p.label for p in pins)],
         )
-        sections = [(current or {}).get("cost"), *(p.report.get("cost") for p in pins)]
+        sections = [current.cost if current else None, *(p.report.cost for p in pins)]
         fill_table(self.comparison, comparison_rows(COST_METRICS, sections))
 
     def export_table_csv(self, path: str) -> None:

@@ -1,6 +1,6 @@
 """The Links tab: link utilization per tier pair as a histogram, beside the hottest links.
 
-The histogram draws the engine's bin counts (``permutation["utilization_histogram"]``): for
+The histogram draws the engine's bin counts (``permutation.utilization_histogram``): for
 each utilization bin, one bar per tier pair (server->leaf, leaf->spine, ...) in the tier's
 colour, named in the legend. Clicking a row of the hottest-links table emits
 `bundleActivated(bundle_id)` so the window selects the link's bundle on the canvas.
@@ -8,12 +8,11 @@ colour, named in the legend. Clicking a row of the hottest-links table emits
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter
 
+from engine.analysis import PermutationResult, UtilizationHistogram
 from ui.results.plot_axes import result_plot
 from ui.results.plot_export import ExportTarget, csv_number, write_csv
 from ui.results.result_tab import ResultTab
@@ -53,7 +52,7 @@ class LinksTab(ResultTab):
         super().__init__("linksTab", body)
         self.bars: dict[str, pg.BarGraphItem] = {}
         self.tier_colors: dict[str, str] = {}
-        self.histogram: dict[str, Any] | None = None
+        self.histogram: UtilizationHistogram | None = None
         self.set_exports(
             [
                 ExportTarget(
@@ -66,28 +65,26 @@ class LinksTab(ResultTab):
             ]
         )
 
-    def show_permutation(self, perm: dict[str, Any]) -> None:
+    def show_permutation(self, perm: PermutationResult) -> None:
         """Fill the histogram and the hottest-links table from a permutation test."""
-        self.show_histogram(perm.get("utilization_histogram"))
-        links = perm.get("hottest_links") or []
-        fill_table(
-            self.table, [[h["link"], h.get("bundle", ""), f"{h['utilization']:.1%}"] for h in links]
-        )
+        self.show_histogram(perm.utilization_histogram)
+        links = perm.hottest_links
+        fill_table(self.table, [[h.link, h.bundle, f"{h.utilization:.1%}"] for h in links])
         self.set_info(
             f"{len(links)} hottest link(s) of the permutation test; click one to select it"
             if links
             else "No loaded links"
         )
 
-    def show_histogram(self, histogram: dict[str, Any] | None) -> None:
+    def show_histogram(self, histogram: UtilizationHistogram | None) -> None:
         """One bar per tier pair in each bin; tiers absent from `histogram` are removed."""
         self.histogram = histogram
-        tiers = (histogram or {}).get("tiers") or {}
+        tiers = histogram.tiers if histogram is not None else {}
         for label in [label for label in self.bars if label not in tiers]:
             self.histogram_plot.removeItem(self.bars.pop(label))
-        if not tiers:
+        if histogram is None or not tiers:
             return
-        edges_pct = [100.0 * e for e in histogram["edges"]]
+        edges_pct = [100.0 * e for e in histogram.edges]
         bin_width = edges_pct[1] - edges_pct[0]
         bar_width = bin_width * BAR_FILL / len(tiers)
         margin = bin_width * (1 - BAR_FILL) / 2
@@ -99,12 +96,17 @@ class LinksTab(ResultTab):
                     label, TIER_COLORS[len(self.tier_colors) % len(TIER_COLORS)]
                 )
                 bar = pg.BarGraphItem(
-                    x=centres, height=counts, width=bar_width, brush=color, pen=None, name=label
+                    x=centres,
+                    height=list(counts),
+                    width=bar_width,
+                    brush=color,
+                    pen=None,
+                    name=label,
                 )
                 self.histogram_plot.addItem(bar)
                 self.bars[label] = bar
             else:
-                bar.setOpts(x=centres, height=counts, width=bar_width)
+                bar.setOpts(x=centres, height=list(counts), width=bar_width)
         self.histogram_plot.setXRange(edges_pct[0], edges_pct[-1], padding=0.02)
 
     def _row_clicked(self, row: int, _column: int) -> None:
@@ -115,8 +117,8 @@ class LinksTab(ResultTab):
 
     def export_histogram_csv(self, path: str) -> None:
         """Bin edges (% of capacity) and the number of links of each tier pair per bin."""
-        histogram = self.histogram or {"edges": [], "tiers": {}}
-        edges, tiers = histogram["edges"], histogram["tiers"]
+        histogram = self.histogram or UtilizationHistogram(edges=(), tiers={})
+        edges, tiers = histogram.edges, histogram.tiers
         header = [
             "utilization from (%)",
             "utilization to (%)",

@@ -5,7 +5,8 @@ for comparison: a pinned report stays on the plots (dashed, in its own colour, n
 legend) and in the comparison tables while the current scenario is edited and re-evaluated.
 GPU utilization vs switch latency is the one figure not in the report: it costs a training
 step per point, so the panel asks `LatencyCurveWorker` for it (off the GUI thread) when the
-Training tab is shown, for the current report and for the pins.
+Training tab is shown, for the current report and for the pins, and keeps each curve beside
+its (frozen) report in `LatencyCurves`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
-from engine.analysis import LATENCIES_NS
+from engine.analysis import LATENCIES_NS, AppReport
 from engine.catalog.devices import Catalog, default_catalog
 from ui.results.collective_tab import CollectiveTab
 from ui.results.cost_tab import CostTab
+from ui.results.latency_curves import LatencyCurves
 from ui.results.links_tab import LinksTab
 from ui.results.pins import PinBoard
 from ui.results.plot_export import export_png as export_plot_png
@@ -50,13 +52,14 @@ class ResultsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("resultsPanel")
         self.catalog = catalog
-        self.report: dict[str, Any] | None = None
+        self.report: AppReport | None = None
         self.pins = PinBoard()
+        self.latency_curves = LatencyCurves()
         self.latency_worker = LatencyCurveWorker(self)
         self.latency_worker.point.connect(self._latency_point)
         self.latency_worker.finished.connect(self._latency_finished)
         self.latency_worker.failed.connect(self._latency_failed)
-        self._latency_jobs: dict[str, dict[str, Any]] = {}  # key -> the report it is for
+        self._latency_jobs: dict[str, AppReport] = {}  # key -> the report it is for
 
         self.summary = QLabel("No results yet")
         self.summary.setObjectName("permutationSummary")
@@ -113,24 +116,25 @@ class ResultsPanel(QWidget):
 
     # ---- showing a report ---------------------------------------------------------------------
 
-    def show_report(self, report: dict[str, Any]) -> None:
+    def show_report(self, report: AppReport) -> None:
         """Fill every tab from the report (pins stay) and summarise its permutation test."""
         if self.report is not report:
             self.latency_worker.cancel(CURRENT)
             self._latency_jobs.pop(CURRENT, None)
         self.report = report
+        self._forget_unshown_curves()
         self.pin_button.setEnabled(True)
-        self.collective_tab.show_sweep(report.get("collective_sweep"))
-        perm = report.get("permutation")
-        if perm:
-            mean = perm["throughput_fraction"]["mean"]
+        self.collective_tab.show_sweep(report.collective_sweep)
+        perm = report.permutation
+        if perm is not None:
+            mean = perm.throughput_fraction.mean
             self.summary.setText(
-                f"Permutation ({perm['routing']}): mean throughput {mean:.1%} of line rate, "
-                f"{perm['below_99pct_fraction']:.1%} of flows below 99 %"
+                f"Permutation ({perm.routing}): mean throughput {mean:.1%} of line rate, "
+                f"{perm.below_99pct_fraction:.1%} of flows below 99 %"
             )
             self.links_tab.show_permutation(perm)
-        self.training_tab.show_training(report.get("training"), report.get("training_error"))
-        self.cost_tab.show_cost(report.get("cost"), report.get("cost_error"))
+        self.training_tab.show_training(report.training, report.training_error)
+        self.cost_tab.show_cost(report.cost, report.cost_error)
         self._show_current_latency()
         self._show_pins()
         self._request_latency_curves()
@@ -141,7 +145,7 @@ class ResultsPanel(QWidget):
 
     # ---- pins ---------------------------------------------------------------------------------
 
-    def pin_report(self, label: str, report: dict[str, Any]) -> None:
+    def pin_report(self, label: str, report: AppReport) -> None:
         """Keep `report` on the plots and in the comparison tables as `label` (replacing a pin
         of the same label) until it is unpinned."""
         self.pins.add(label, report)
@@ -153,6 +157,7 @@ class ResultsPanel(QWidget):
         if self.pins.remove(label):
             self.latency_worker.cancel(self._pin_key(label))
             self._latency_jobs.pop(self._pin_key(label), None)
+            self._forget_unshown_curves()
             self._show_pins()
 
     def clear_pins(self) -> None:
@@ -161,6 +166,7 @@ class ResultsPanel(QWidget):
             self.latency_worker.cancel(self._pin_key(label))
             self._latency_jobs.pop(self._pin_key(label), None)
         self.pins.clear()
+        self._forget_unshown_curves()
         self._show_pins()
 
     def pinned_labels(self) -> list[str]:
@@ -178,7 +184,7 @@ class ResultsPanel(QWidget):
     def _show_pins(self) -> None:
         pins = self.pins.pins()
         self.collective_tab.show_pins(pins)
-        self.training_tab.show_pins(pins, self.report)
+        self.training_tab.show_pins(pins, self.report, self.latency_curves)
         self.cost_tab.show_pins(pins, self.report)
         self.clear_pins_button.setEnabled(bool(pins))
         self.pins_label.setText(f"{len(pins)} pinned" if pins else "")
@@ -188,9 +194,12 @@ class ResultsPanel(QWidget):
     def _pin_key(label: str) -> str:
         return f"pin:{label}"
 
+    def _forget_unshown_curves(self) -> None:
+        self.latency_curves.keep_only([self.report, *(p.report for p in self.pins.pins())])
+
     # ---- GPU utilization vs latency -----------------------------------------------------------
 
-    def _latency_subjects(self) -> list[tuple[str, dict[str, Any]]]:
+    def _latency_subjects(self) -> list[tuple[str, AppReport]]:
         subjects = [(CURRENT, self.report)] if self.report is not None else []
         subjects += [(self._pin_key(p.label), p.report) for p in self.pins.pins()]
         return subjects
@@ -201,14 +210,14 @@ class ResultsPanel(QWidget):
             return
         catalog = self._catalog()
         for key, report in self._latency_subjects():
-            if "latency_curve" in report or "latency_error" in report:
+            if self.latency_curves.settled(report):
                 continue
-            if not report.get("training") or not isinstance(report.get("scenario"), dict):
+            if report.training is None or report.scenario is None:
                 continue
             if any(job is report for job in self._latency_jobs.values()):
                 continue  # already coming (the current report pinned, say)
             self._latency_jobs[key] = report
-            self.latency_worker.request(key, report["scenario"], catalog)
+            self.latency_worker.request(key, dict(report.scenario), catalog)
         self._show_current_latency()
 
     def _catalog(self) -> Catalog:
@@ -218,22 +227,23 @@ class ResultsPanel(QWidget):
         return window_catalog if isinstance(window_catalog, Catalog) else default_catalog()
 
     def _show_current_latency(self, partial: list[dict[str, Any]] | None = None) -> None:
-        report = self.report or {}
-        rows = report.get("latency_curve")
+        report = self.report
+        rows = self.latency_curves.rows(report)
+        error = self.latency_curves.error(report)
         if rows:
             status = (
                 f"GPU utilization at {len(rows)} switch latencies, {_latency_span()}; "
                 "each point is a whole training step"
             )
-        elif report.get("latency_error"):
-            status = f"GPU utilization vs latency not evaluated: {report['latency_error']}"
-        elif not report.get("training"):
+        elif error:
+            status = f"GPU utilization vs latency not evaluated: {error}"
+        elif report is None or report.training is None:
             rows, status = None, "GPU utilization vs latency needs a training step"
         elif any(job is report for job in self._latency_jobs.values()):
             rows = partial
             done = len(partial or [])
             status = f"Computing GPU utilization vs latency: {done} / {len(LATENCIES_NS)} points…"
-        elif not isinstance(report.get("scenario"), dict):
+        elif report.scenario is None:
             status = "This report does not carry its scenario: re-evaluate to see the curve"
         else:
             status = "Open this tab to compute GPU utilization vs latency"
@@ -247,7 +257,7 @@ class ResultsPanel(QWidget):
         report = self._latency_jobs.pop(key, None)
         if report is None:
             return
-        report["latency_curve"] = list(rows)
+        self.latency_curves.set_rows(report, list(rows))
         self._show_current_latency()
         self._show_pins()
 
@@ -255,7 +265,7 @@ class ResultsPanel(QWidget):
         report = self._latency_jobs.pop(key, None)
         if report is None:
             return
-        report["latency_error"] = message
+        self.latency_curves.set_error(report, message)
         self._show_current_latency()
 
     def shutdown(self) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+
+from engine.analysis import AppReport
 
 # Distinct from the algorithm colours of the current scenario, readable on light and dark.
 PIN_COLORS = ("#17becf", "#7f7f7f", "#bcbd22", "#e377c2", "#8c564b", "#aec7e8")
@@ -25,7 +26,7 @@ class Pin:
     """One pinned report, shown under `label` in `color`."""
 
     label: str
-    report: dict[str, Any]
+    report: AppReport
     color: str
 
 
@@ -35,7 +36,7 @@ class PinBoard:
     def __init__(self) -> None:
         self._pins: dict[str, Pin] = {}
 
-    def add(self, label: str, report: dict[str, Any]) -> Pin:
+    def add(self, label: str, report: AppReport) -> Pin:
         """Pin `report` as `label`; pinning a label again replaces its report, keeps its colour."""
         pin = self._pins.get(label)
         if pin is not None:

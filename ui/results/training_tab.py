@@ -16,8 +16,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from engine.analysis import LATENCIES_NS
+from engine.analysis import LATENCIES_NS, AppReport, TrainingResult
 from ui.results.comparison import TRAINING_METRICS, comparison_rows
+from ui.results.latency_curves import LatencyCurves
 from ui.results.pins import Pin, PinnedCurves
 from ui.results.plot_axes import result_plot
 from ui.results.plot_export import ExportTarget, plotted_series, write_csv, write_series_csv
@@ -38,9 +39,9 @@ def latency_points(rows: list[dict[str, Any]]) -> tuple[list[float], list[float]
     )
 
 
-def scenario_name(report: dict[str, Any] | None) -> str:
+def scenario_name(report: AppReport | None) -> str:
     """The name of the scenario a report was computed for."""
-    return str(((report or {}).get("topology") or {}).get("name") or "current")
+    return (report.topology.name if report is not None else "") or "current"
 
 
 class TrainingTab(ResultTab):
@@ -119,7 +120,7 @@ class TrainingTab(ResultTab):
 
     # ---- the current scenario ---------------------------------------------------------------
 
-    def show_training(self, training: dict[str, Any] | None, error: str | None) -> None:
+    def show_training(self, training: TrainingResult | None, error: str | None) -> None:
         """The step breakdown, GPU utilization and MFU, or why training was not evaluated."""
         if training is None:
             fill_table(self.table, [])
@@ -127,21 +128,21 @@ class TrainingTab(ResultTab):
             self.mfu_label.setText("MFU: –")
             self.set_error(f"Training not evaluated: {error}" if error else "")
             return
-        step = float(training["step_s"]) or 1.0
-        rows: list[list[Any]] = [["compute", float(training["compute_s"])]]
-        comm = training.get("comm_s") or {}
+        step = float(training.step_s) or 1.0
+        rows: list[list[Any]] = [["compute", float(training.compute_s)]]
+        comm = training.comm_s
         for kind in COMM_KINDS:
             if kind in comm:
-                rows.append([f"exposed {kind} comm", float(comm[kind]["exposed_s"])])
-        rows.append(["pipeline bubble", float(training["bubble_s"])])
+                rows.append([f"exposed {kind} comm", float(comm[kind].exposed_s)])
+        rows.append(["pipeline bubble", float(training.bubble_s)])
         rows = [[name, s, f"{s / step:.1%}"] for name, s in rows]
-        rows.append(["step", float(training["step_s"]), "100.0%"])
+        rows.append(["step", float(training.step_s), "100.0%"])
         fill_table(self.table, rows)
-        self.gpu_util_label.setText(f"GPU utilization: {training['gpu_utilization']:.1%}")
-        self.mfu_label.setText(f"MFU: {training['mfu']:.1%}")
+        self.gpu_util_label.setText(f"GPU utilization: {training.gpu_utilization:.1%}")
+        self.mfu_label.setText(f"MFU: {training.mfu:.1%}")
         self.set_info(
-            f"{training.get('model_name', training.get('model', ''))}: "
-            f"{training['tokens_per_s']:,.0f} tokens/s on {training['gpus']:,} GPUs"
+            f"{training.model_name}: "
+            f"{training.tokens_per_s:,.0f} tokens/s on {training.gpus:,} GPUs"
         )
 
     def show_latency(self, rows: list[dict[str, Any]] | None, status: str) -> None:
@@ -152,21 +153,18 @@ class TrainingTab(ResultTab):
 
     # ---- pinned scenarios -------------------------------------------------------------------
 
-    def show_pins(self, pins: list[Pin], current: dict[str, Any] | None) -> None:
-        """Dashed latency curves of the pins that have one, and the comparison table."""
+    def show_pins(self, pins: list[Pin], current: AppReport | None, curves: LatencyCurves) -> None:
+        """Dashed latency curves of the pins that have one (in `curves`), and the comparison
+        table."""
         self.pinned_latency.show(
-            [
-                (pin, *latency_points(pin.report["latency_curve"]))
-                for pin in pins
-                if pin.report.get("latency_curve")
-            ]
+            [(pin, *latency_points(rows)) for pin in pins if (rows := curves.rows(pin.report))]
         )
         self.comparison.setVisible(bool(pins))
         set_header(
             self.comparison,
             ["metric", "current", *(p.label for p in pins)],
         )
-        sections = [(current or {}).get("training"), *(p.report.get("training") for p in pins)]
+        sections = [current.training if current else None, *(p.report.training for p in pins)]
         fill_table(self.comparison, comparison_rows(TRAINING_METRICS, sections))
 
     # ---- export -----------------------------------------------------------------------------

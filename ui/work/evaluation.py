@@ -24,9 +24,9 @@ class EvaluationWorker(QObject):
     """Runs `run_evaluation` on a private thread; only the newest request counts.
 
     Signals: `started(id)`, `progress(id, fraction, stage)` for the current request,
-    `finished(id, report)`, `failed(id, message)`, `invalid(id, problems)` (the scenario
-    cannot be expanded), `cancelled(id)`, and `discarded(id)` when a stale request stops
-    at a checkpoint or its outcome arrives and is dropped.
+    `finished(id, report)` (an `AppReport`), `failed(id, message)`, `invalid(id, problems)`
+    (the scenario cannot be expanded), `cancelled(id)`, and `discarded(id)` when a stale
+    request stops at a checkpoint or its outcome arrives and is dropped.
     """
 
     started = Signal(int)

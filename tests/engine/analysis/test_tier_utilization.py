@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from engine.analysis.evaluation import permutation_test
+from engine.analysis.evaluation import evaluate
+from engine.analysis.results import TierUtilization
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.scenario import LinkBundle
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset
-from engine.topology.expand import expand
+
+
+def _tier(mean: float) -> TierUtilization:
+    return TierUtilization(min=0.0, mean=mean, max=1.0, links=8, idle_fraction=0.0)
+
 
 STATS = {
-    "server->leaf": {"mean": 0.2, "max": 1.0},
-    "leaf->server": {"mean": 0.5},
-    "leaf->spine": {"mean": 0.7},
-    "nvlink": {"mean": 0.9},  # inside the servers: no tier pair, not on the canvas
-    "spine->core": {"max": 1.0},  # no mean: left out
+    "server->leaf": _tier(0.2),
+    "leaf->server": _tier(0.5),
+    "leaf->spine": _tier(0.7),
+    "nvlink": _tier(0.9),  # inside the servers: no tier pair, not on the canvas
 }
 
 
@@ -45,13 +49,13 @@ def test_bundles_are_labelled_as_the_engine_labels_their_links(catalog):
     scenario = load_preset(DEFAULT_PRESET)
     labels = bundle_tier_labels(scenario)
     assert labels == {"servers-leaf": "server->leaf", "leaf-spine": "leaf->spine"}
-    reported = permutation_test(expand(scenario, catalog))["link_utilization"]
+    reported = evaluate(scenario, catalog, parts=("permutation",)).permutation.link_utilization
     folded = tier_utilization(reported)
     for label in labels.values():
         assert label in reported
         source, target = label.split("->")
-        reverse = reported[f"{target}->{source}"]["mean"]
-        assert folded[label] == pytest.approx(max(reported[label]["mean"], reverse))
+        reverse = reported[f"{target}->{source}"].mean
+        assert folded[label] == pytest.approx(max(reported[label].mean, reverse))
 
 
 def test_a_bundle_to_a_missing_group_gets_no_label():

@@ -725,5 +725,5 @@ def test_seeds_out_of_range_are_problems_not_crashes(path, value):
 def test_a_lone_server_without_cables_evaluates_with_no_network_traffic():
     scenario = Scenario(groups=[DeviceGroup("s", "server", "dgx-h100", 1, "server")])
     report = evaluate(scenario)
-    assert report["topology"]["gpus"] == 8
-    assert report["permutation"]["connections"] == 0
+    assert report.topology.gpus == 8
+    assert report.permutation.connections == 0

@@ -449,8 +449,8 @@ def test_a_run_colours_switches_and_edges_by_tier_utilization(qtbot, win):
     assert not canvas.legend.isVisibleTo(canvas)
     with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
         win.evaluate_now()
-    util = win.last_report["permutation"]["link_utilization"]
-    leaf_spine = max(util["leaf->spine"]["mean"], util["spine->leaf"]["mean"])
+    util = win.last_report.permutation.link_utilization
+    leaf_spine = max(util["leaf->spine"].mean, util["spine->leaf"].mean)
     edge = canvas.edges["leaf-spine"]
     assert edge.pen().color() == utilization_color(leaf_spine)
     assert canvas.edges["servers-leaf"].tier_label == "server->leaf"

@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (
     QTreeWidgetItem,
 )
 
-from engine.analysis import open_library
+from engine.analysis import AppReport, open_library
 from engine.library.store import Library, diff
 from engine.model.scenario import from_json, to_json
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset
 from ui.app import open_main_window
-from ui.library.session import RESULT_KIND
+from ui.library.cache import RESULT_KIND, cached_report
 from ui.main_window import MainWindow
 from ui.settings import app_settings
 
@@ -414,7 +414,7 @@ def test_reopening_shows_the_cached_result_without_a_run(qtbot, win, library):
     open_from_list(qtbot, win, OTHER)
     first_report = win.last_report
     cached = library.cached_result(win.document.scenario, RESULT_KIND)
-    assert cached is not None and cached["topology"] == first_report["topology"]
+    assert cached is not None and cached["topology"] == first_report.topology.to_dict()
     summary = win.results.summary.text()
     open_from_list(qtbot, win, DEFAULT_PRESET)
     assert win.results.summary.text() != summary
@@ -422,12 +422,27 @@ def test_reopening_shows_the_cached_result_without_a_run(qtbot, win, library):
     win.worker.started.connect(runs.append)
     double_click_row(qtbot, panel_of(win).list, OTHER)
     assert win.results.summary.text() == summary
-    assert win.last_report == cached
+    assert win.last_report == AppReport.from_dict(cached)
     assert win.engine_label.text() == "engine: cached"
     assert "cached" in win.statusBar().currentMessage()
     assert win.canvas.utilization  # canvas colours from the cached link utilization
     qtbot.wait(400)  # longer than the edit debounce
     assert runs == [] and not win.worker.running
+
+
+def test_a_cached_report_of_an_older_shape_is_evaluated_again_not_a_crash(qtbot, win, library):
+    scenario = library.load(OTHER)
+    old = {"topology": {"gpus": 1024}, "permutation": {"mean": 0.9}}  # before typed results
+    library.cache_result(scenario, RESULT_KIND, old)
+    assert cached_report(library, scenario) is None
+    runs = []
+    win.worker.started.connect(runs.append)
+    open_from_list(qtbot, win, OTHER)
+    assert runs  # no usable cached report: the scenario was evaluated
+    assert win.last_report is not None and win.last_report.topology.name == OTHER
+    assert win.engine_label.text() != "engine: cached"
+    kept = library.cached_result(scenario, RESULT_KIND)  # the new run replaced the old entry
+    assert AppReport.from_dict(kept) == cached_report(library, scenario)
 
 
 # ---- compare -----------------------------------------------------------------------------------
@@ -454,7 +469,7 @@ def test_compare_two_scenarios_pins_both_and_shows_the_diff(qtbot, win, library,
     qtbot.waitUntil(lambda: len(pinned) == 2, timeout=TIMEOUT_MS)
     assert {label for label, _ in pinned} == {a, b}
     assert sorted(win.results.pinned_labels()) == sorted([a, b])
-    assert all("collective_sweep" in report for _, report in pinned)
+    assert all(report.collective_sweep is not None for _, report in pinned)
     assert win.worker.current_request is None  # the window's own worker was not used
     assert library.cached_result(library.load(b), RESULT_KIND) is not None
 

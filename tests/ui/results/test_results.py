@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import xml.etree.ElementTree as ET
 
@@ -123,40 +124,40 @@ def curve_color(curve):
 def test_histogram_bars_hold_the_engines_counts_per_tier(qtbot, win):
     results = win.results
     open_tab(qtbot, results, results.links_tab)
-    histogram = win.last_report["permutation"]["utilization_histogram"]
-    per_tier = win.last_report["permutation"]["link_utilization"]
-    assert set(results.links_tab.bars) == set(histogram["tiers"]) == set(per_tier)
-    for tier, counts in histogram["tiers"].items():
+    histogram = win.last_report.permutation.utilization_histogram
+    per_tier = win.last_report.permutation.link_utilization
+    assert set(results.links_tab.bars) == set(histogram.tiers) == set(per_tier)
+    for tier, counts in histogram.tiers.items():
         bar = results.links_tab.bars[tier]
-        assert [int(h) for h in bar.opts["height"]] == counts
-        assert sum(counts) == per_tier[tier]["links"]
+        assert [int(h) for h in bar.opts["height"]] == list(counts)
+        assert sum(counts) == per_tier[tier].links
         xs = list(bar.opts["x"])
         assert all(
             100 * lo < x < 100 * hi
-            for x, lo, hi in zip(xs, histogram["edges"], histogram["edges"][1:], strict=False)
+            for x, lo, hi in zip(xs, histogram.edges, histogram.edges[1:], strict=False)
         )
-    assert set(legend_labels(results.histogram_plot)) == set(histogram["tiers"])
+    assert set(legend_labels(results.histogram_plot)) == set(histogram.tiers)
     colors = {bar.opts["brush"] for bar in results.links_tab.bars.values()}
-    assert len(colors) == len(histogram["tiers"])  # one colour per tier
+    assert len(colors) == len(histogram.tiers)  # one colour per tier
 
 
 def test_histogram_follows_a_reevaluation(qtbot, win):
     results = win.results
     reevaluate(qtbot, win, "bundles.leaf-spine.links_per_pair", "1")
-    tiers = win.last_report["permutation"]["utilization_histogram"]["tiers"]
+    tiers = win.last_report.permutation.utilization_histogram.tiers
     for tier, counts in tiers.items():
-        assert [int(h) for h in results.links_tab.bars[tier].opts["height"]] == counts
+        assert [int(h) for h in results.links_tab.bars[tier].opts["height"]] == list(counts)
 
 
 def test_collective_tab_plots_busbw_and_time_per_algorithm_on_log_axes(win):
     results = win.results
-    sweep = win.last_report["collective_sweep"]
-    times = win.last_report["collective"]["curves_time_s"]
+    sweep = win.last_report.collective_sweep
+    times = win.last_report.collective.curves_time_s
     assert set(results.time_curves) == set(times) == set(results.curves)
     for name, ts in times.items():
         xs, ys = results.time_curves[name].getOriginalDataset()
-        assert list(xs) == sweep["sizes"]
-        assert list(ys) == ts
+        assert list(xs) == list(sweep.sizes)
+        assert list(ys) == list(ts)
     for plot in (results.plot, results.time_plot):
         assert plot.getPlotItem().ctrl.logXCheck.isChecked()
         assert plot.getPlotItem().ctrl.logYCheck.isChecked()
@@ -169,10 +170,11 @@ def test_collective_tab_plots_busbw_and_time_per_algorithm_on_log_axes(win):
 def test_latency_plot_holds_the_engines_curve_once_the_training_tab_opens(qtbot, win, catalog):
     results = win.results
     report = win.last_report
-    assert "latency_curve" not in report  # not part of every evaluation: too slow for it
+    curves = results.latency_curves
+    assert curves.rows(report) is None  # not part of every evaluation: too slow for it
     assert len(results.training_tab.latency_curve.getOriginalDataset()[0] or []) == 0
     open_tab(qtbot, results, results.training_tab)
-    qtbot.waitUntil(lambda: "latency_curve" in report, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: curves.rows(report) is not None, timeout=TIMEOUT_MS)
     engine_rows = latency_sweep(expand(win.document.scenario, catalog), None, LATENCIES_NS, catalog)
     xs, ys = results.training_tab.latency_curve.getOriginalDataset()
     assert list(xs) == pytest.approx([1e-9 * r["switch_latency_ns"] for r in engine_rows])
@@ -184,8 +186,7 @@ def test_latency_plot_holds_the_engines_curve_once_the_training_tab_opens(qtbot,
 
 def test_a_scenario_without_training_says_so_on_the_latency_plot(qtbot, win):
     results = win.results
-    report = {k: v for k, v in win.last_report.items() if k != "training"}
-    report["training_error"] = "no model fits"
+    report = dataclasses.replace(win.last_report, training=None, training_error="no model fits")
     results.show_report(report)
     open_tab(qtbot, results, results.training_tab)
     assert "needs a training step" in results.training_tab.latency_status.text()
@@ -199,12 +200,12 @@ def test_a_scenario_without_training_says_so_on_the_latency_plot(qtbot, win):
 def test_pin_current_adds_a_dashed_legend_curve_that_survives_a_reevaluation(qtbot, win):
     results = win.results
     first = win.last_report
-    name = first["topology"]["name"]
+    name = first.topology.name
     qtbot.mouseClick(results.pin_button, Qt.MouseButton.LeftButton)
     assert results.pinned_labels() == [name]
     assert results.clear_pins_button.isEnabled()
-    best_busbw = [row["busbw_GBps"] for row in first["collective"]["rows"]]
-    best_time = [row["time_s"] for row in first["collective"]["rows"]]
+    best_busbw = [row.busbw_GBps for row in first.collective.rows]
+    best_time = [row.time_s for row in first.collective.rows]
     for plot, curves, best in (
         (results.plot, results.collective_tab.pinned_busbw.curves, best_busbw),
         (results.time_plot, results.collective_tab.pinned_time.curves, best_time),
@@ -223,7 +224,7 @@ def test_pin_current_adds_a_dashed_legend_curve_that_survives_a_reevaluation(qtb
     pinned = results.collective_tab.pinned_busbw.curves[name]
     assert list(pinned.getOriginalDataset()[1]) == best_busbw  # still the pinned numbers
     current = results.curves["ring"].getOriginalDataset()[1]
-    assert list(current) == second["collective_sweep"]["busbw_GBps"]["ring"]
+    assert list(current) == list(second.collective_sweep.busbw_GBps["ring"])
 
     # the comparison tables: the current column and the pin's column, engine figures each
     table = results.cost_tab.comparison
@@ -231,13 +232,13 @@ def test_pin_current_adds_a_dashed_legend_curve_that_survives_a_reevaluation(qtb
     header = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
     assert header == ["metric", "current", name]
     capex = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "capex (USD)")
-    assert table.item(capex, 1).text() == f"{second['cost']['capex_usd']:,.0f}"
-    assert table.item(capex, 2).text() == f"{first['cost']['capex_usd']:,.0f}"
+    assert table.item(capex, 1).text() == f"{second.cost.capex_usd:,.0f}"
+    assert table.item(capex, 2).text() == f"{first.cost.capex_usd:,.0f}"
     training = results.training_tab.comparison
     util = next(
         r for r in range(training.rowCount()) if training.item(r, 0).text() == "GPU utilization"
     )
-    assert training.item(util, 2).text() == f"{first['training']['gpu_utilization']:.1%}"
+    assert training.item(util, 2).text() == f"{first.training.gpu_utilization:.1%}"
 
     qtbot.mouseClick(results.pin_button, Qt.MouseButton.LeftButton)
     assert results.pinned_labels() == [name, f"{name} (2)"]
@@ -247,7 +248,7 @@ def test_pin_current_adds_a_dashed_legend_curve_that_survives_a_reevaluation(qtb
 
 def test_clear_pins_removes_the_curves_legend_entries_and_columns(qtbot, win):
     results = win.results
-    name = win.last_report["topology"]["name"]
+    name = win.last_report.topology.name
     qtbot.mouseClick(results.pin_button, Qt.MouseButton.LeftButton)
     assert name in legend_labels(results.plot)
     items_with_pin = len(results.plot.getPlotItem().listDataItems())
@@ -284,20 +285,21 @@ def test_a_pinned_scenario_gets_its_own_latency_curve(qtbot, win):
     results.pin_report("before", first)
     reevaluate(qtbot, win, "fabric.switch_latency_ns", "20000")
     open_tab(qtbot, results, results.training_tab)
+    curves = results.latency_curves
     qtbot.waitUntil(
-        lambda: "latency_curve" in first and "latency_curve" in win.last_report,
+        lambda: curves.rows(first) is not None and curves.rows(win.last_report) is not None,
         timeout=TIMEOUT_MS,
     )
     pinned = results.training_tab.pinned_latency.curves["before"]
     assert pinned.opts["pen"].style() == PIN_PEN_STYLE
     ys = list(pinned.getOriginalDataset()[1])
-    assert ys == pytest.approx([100 * r["gpu_utilization"] for r in first["latency_curve"]])
+    assert ys == pytest.approx([100 * r["gpu_utilization"] for r in curves.rows(first)])
     assert "before" in legend_labels(results.latency_plot)
 
 
 def test_a_cached_report_without_its_scenario_is_pinned_without_a_latency_curve(qtbot, win):
     results = win.results
-    old = {k: v for k, v in win.last_report.items() if k != "scenario"}
+    old = dataclasses.replace(win.last_report, scenario=None)
     results.pin_report("old", old)
     open_tab(qtbot, results, results.training_tab)
     assert not results.latency_worker.pending("pin:old")
@@ -314,7 +316,7 @@ def test_busbw_plot_exports_png_svg_and_csv_from_the_menu(qtbot, win, tmp_path, 
     qtbot.mouseClick(results.pin_button, Qt.MouseButton.LeftButton)
     pin = results.pinned_labels()[0]
     qtbot.wait(50)
-    sweep = win.last_report["collective_sweep"]
+    sweep = win.last_report.collective_sweep
 
     png = choose_export(qtbot, tab, "png", "busbw", monkeypatch, tmp_path / "busbw.png")
     image = QImage(str(png))
@@ -331,32 +333,32 @@ def test_busbw_plot_exports_png_svg_and_csv_from_the_menu(qtbot, win, tmp_path, 
     svg = choose_export(qtbot, tab, "svg", "busbw", monkeypatch, tmp_path / "busbw.svg")
     root = svg_root(svg)
     texts = svg_texts(root)
-    for name in sweep["busbw_GBps"]:
+    for name in sweep.busbw_GBps:
         assert name in texts
-        assert drawn_in(root, curve_color(results.curves[name])) >= len(sweep["sizes"])
+        assert drawn_in(root, curve_color(results.curves[name])) >= len(sweep.sizes)
     assert pin in texts
     assert any("busbw (GB/s)" in t for t in texts)
 
     path = choose_export(qtbot, tab, "csv", "busbw", monkeypatch, tmp_path / "busbw.csv")
     rows = read_csv(path)
-    names = list(sweep["busbw_GBps"])
+    names = list(sweep.busbw_GBps)
     assert rows[0] == ["bytes", *(f"{n} busbw (GB/s)" for n in names), f"{pin} busbw (GB/s)"]
-    assert len(rows) == len(sweep["sizes"]) + 1
-    for row, size, i in zip(rows[1:], sweep["sizes"], range(len(sweep["sizes"])), strict=True):
+    assert len(rows) == len(sweep.sizes) + 1
+    for row, size, i in zip(rows[1:], sweep.sizes, range(len(sweep.sizes)), strict=True):
         assert float(row[0]) == size
         for c, name in enumerate(names, start=1):
-            assert float(row[c]) == sweep["busbw_GBps"][name][i]
-        assert float(row[-1]) == sweep["best_busbw_GBps"][i]
+            assert float(row[c]) == sweep.busbw_GBps[name][i]
+        assert float(row[-1]) == sweep.best_busbw_GBps[i]
 
 
 def test_time_plot_exports_csv_with_seconds(qtbot, win, tmp_path, monkeypatch):
     tab = win.results.collective_tab
-    sweep = win.last_report["collective_sweep"]
+    sweep = win.last_report.collective_sweep
     path = choose_export(qtbot, tab, "csv", "collective_time", monkeypatch, tmp_path / "t.csv")
     rows = read_csv(path)
-    assert rows[0] == ["bytes", *(f"{n} time (s)" for n in sweep["time_s"])]
-    first_algo = next(iter(sweep["time_s"]))
-    assert [float(r[1]) for r in rows[1:]] == sweep["time_s"][first_algo]
+    assert rows[0] == ["bytes", *(f"{n} time (s)" for n in sweep.time_s)]
+    first_algo = next(iter(sweep.time_s))
+    assert [float(r[1]) for r in rows[1:]] == list(sweep.time_s[first_algo])
     svg = choose_export(qtbot, tab, "svg", "collective_time", monkeypatch, tmp_path / "t.svg")
     assert "time (s)" in " ".join(svg_texts(svg_root(svg)))
 
@@ -365,27 +367,28 @@ def test_histogram_exports_svg_bars_and_csv_counts(qtbot, win, tmp_path, monkeyp
     results = win.results
     tab = results.links_tab
     open_tab(qtbot, results, tab)
-    histogram = win.last_report["permutation"]["utilization_histogram"]
+    histogram = win.last_report.permutation.utilization_histogram
 
     path = choose_export(
         qtbot, tab, "csv", "utilization_histogram", monkeypatch, tmp_path / "h.csv"
     )
     rows = read_csv(path)
-    tiers = list(histogram["tiers"])
+    tiers = list(histogram.tiers)
     assert rows[0] == ["utilization from (%)", "utilization to (%)", *(f"{t} links" for t in tiers)]
-    assert len(rows) == len(histogram["edges"])  # header + one row per bin
+    assert len(rows) == len(histogram.edges)  # header + one row per bin
     for i, row in enumerate(rows[1:]):
-        assert float(row[0]) == pytest.approx(100 * histogram["edges"][i])
-        assert float(row[1]) == pytest.approx(100 * histogram["edges"][i + 1])
-        assert [int(v) for v in row[2:]] == [histogram["tiers"][t][i] for t in tiers]
+        assert float(row[0]) == pytest.approx(100 * histogram.edges[i])
+        assert float(row[1]) == pytest.approx(100 * histogram.edges[i + 1])
+        assert [int(v) for v in row[2:]] == [histogram.tiers[t][i] for t in tiers]
 
     svg = choose_export(qtbot, tab, "svg", "utilization_histogram", monkeypatch, tmp_path / "h.svg")
     root = svg_root(svg)
     heights = [float(r.get("height")) for r in root.iter(f"{SVG}rect") if r.get("height") != "100%"]
-    for counts in histogram["tiers"].values():  # each tier's bars, in data units, in order
+    for counts in histogram.tiers.values():  # each tier's bars, in data units, in order
         n = len(counts)
         assert any(
-            [round(h) for h in heights[i : i + n]] == counts for i in range(len(heights) - n + 1)
+            [round(h) for h in heights[i : i + n]] == list(counts)
+            for i in range(len(heights) - n + 1)
         )
     assert set(tiers) <= set(svg_texts(root))
 
@@ -395,8 +398,8 @@ def test_histogram_exports_svg_bars_and_csv_counts(qtbot, win, tmp_path, monkeyp
     path = choose_export(qtbot, tab, "csv", "hottest_links", monkeypatch, tmp_path / "links.csv")
     rows = read_csv(path)
     assert rows[0] == ["link", "bundle", "utilization"]
-    hottest = win.last_report["permutation"]["hottest_links"]
-    assert [r[0] for r in rows[1:]] == [h["link"] for h in hottest]
+    hottest = win.last_report.permutation.hottest_links
+    assert [r[0] for r in rows[1:]] == [h.link for h in hottest]
 
 
 def test_latency_plot_exports_csv_with_units(qtbot, win, tmp_path, monkeypatch):
@@ -404,13 +407,13 @@ def test_latency_plot_exports_csv_with_units(qtbot, win, tmp_path, monkeypatch):
     tab = results.training_tab
     open_tab(qtbot, results, tab)
     report = win.last_report
-    qtbot.waitUntil(lambda: "latency_curve" in report, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: results.latency_curves.rows(report) is not None, timeout=TIMEOUT_MS)
     path = choose_export(
         qtbot, tab, "csv", "gpu_utilization_vs_latency", monkeypatch, tmp_path / "l.csv"
     )
     rows = read_csv(path)
     assert rows[0] == ["switch latency (s)", "current GPU utilization (%)"]
-    curve = report["latency_curve"]
+    curve = results.latency_curves.rows(report)
     assert len(rows) == len(curve) + 1
     for row, point in zip(rows[1:], curve, strict=True):
         assert float(row[0]) == pytest.approx(1e-9 * point["switch_latency_ns"])
@@ -429,8 +432,8 @@ def test_cost_table_exports_csv(qtbot, win, tmp_path, monkeypatch):
     path = choose_export(qtbot, tab, "csv", "bom", monkeypatch, tmp_path / "bom.csv")
     rows = read_csv(path)
     assert rows[0] == ["item", "count", "unit price (USD)", "price (USD)", "power (W)"]
-    bom = win.last_report["cost"]["bom"]
-    assert [r[0] for r in rows[1:]] == [line["item"] for line in bom]
+    bom = win.last_report.cost.bom
+    assert [r[0] for r in rows[1:]] == [line.item for line in bom]
 
 
 def test_a_file_that_cannot_be_written_is_a_message_not_a_crash(qtbot, win, tmp_path, monkeypatch):

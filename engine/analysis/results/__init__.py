@@ -1,0 +1,53 @@
+"""The typed results the door returns: frozen dataclasses, each with `to_dict`, `to_json`
+and `from_dict` (`codec`), grouped by concern.
+
+`fabric` (topology, permutation test and the utilization rows they share), `collective`,
+`training`, `cost`, `report` (the whole evaluation and the app's report) and `comparison`.
+The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
+"""
+
+from __future__ import annotations
+
+from engine.analysis.results.codec import JsonResult, ResultFormatError
+from engine.analysis.results.collective import (
+    CollectiveRow,
+    CollectiveSummary,
+    CollectiveSweep,
+    StageTime,
+)
+from engine.analysis.results.comparison import ComparisonResult, ComparisonRow
+from engine.analysis.results.cost import BomRow, CostReport
+from engine.analysis.results.fabric import (
+    HotLink,
+    PermutationResult,
+    Stats,
+    TierUtilization,
+    TopologySummary,
+    UtilizationHistogram,
+)
+from engine.analysis.results.report import AppReport, EvaluationResult
+from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
+
+__all__ = [
+    "AppReport",
+    "BomRow",
+    "CollectiveRow",
+    "CollectiveSummary",
+    "CollectiveSweep",
+    "CommTime",
+    "ComparisonResult",
+    "ComparisonRow",
+    "CostReport",
+    "EvaluationResult",
+    "HotLink",
+    "JsonResult",
+    "PermutationResult",
+    "ResultFormatError",
+    "StageTime",
+    "Stats",
+    "TierUtilization",
+    "TimedCollective",
+    "TopologySummary",
+    "TrainingResult",
+    "UtilizationHistogram",
+]
