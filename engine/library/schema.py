@@ -5,18 +5,63 @@ description, tags, times, body JSON, format version), every saved version with i
 cached results keyed by content hash, engine version and kind, an autosave slot, and
 full-text indexes over names, descriptions, tags and version notes. `MIGRATIONS` maps a
 version to the step that brings a file from it to the next; the library runs them in order
-when it opens an older file.
+when it opens an older file. `SHAPES` holds the tables and columns each version must have,
+so a file is checked against the version it claims before it is trusted: a damaged
+``user_version`` must never run an old migration over a newer file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 import sqlite_utils
 
 SCHEMA_VERSION = 1
+
+#: The tables of each schema version and the columns of each that this code reads or writes.
+SHAPES: dict[int, dict[str, frozenset[str]]] = {
+    0: {"scenarios": frozenset({"name", "body", "saved"})},
+    1: {
+        "scenarios": frozenset(
+            {
+                "id",
+                "name",
+                "description",
+                "tags",
+                "created",
+                "modified",
+                "body",
+                "format_version",
+                "deleted_at",
+            }
+        ),
+        "versions": frozenset({"id", "scenario_id", "created", "note", "body", "content_hash"}),
+        "results": frozenset({"content_hash", "engine_version", "kind", "created", "body"}),
+        "autosave": frozenset({"slot", "saved_at", "body"}),
+        "scenarios_fts": frozenset({"name", "description", "tags"}),
+        "versions_fts": frozenset({"note"}),
+    },
+}
+
+
+def shape_problems(version: int, tables: Mapping[str, set[str]]) -> list[str]:
+    """What a file with these tables (name -> columns) lacks to be of schema `version`.
+
+    Empty when it has every table and column of that version. Version 0 files also must
+    not have the ``versions`` table, so a version 1 file is never taken for one.
+    """
+    problems = []
+    for table, columns in SHAPES[version].items():
+        if table not in tables:
+            problems.append(f"it has no {table} table")
+            continue
+        problems += [f"table {table} has no column {c}" for c in sorted(columns - tables[table])]
+    if version == 0 and "versions" in tables:
+        problems.append("it has a versions table, which schema 0 files never had")
+    return problems
 
 
 def create_v1(db: sqlite_utils.Database) -> None:
@@ -60,22 +105,31 @@ def create_v1(db: sqlite_utils.Database) -> None:
 
 
 def _migrate_0_to_1(db: sqlite_utils.Database) -> None:
-    """Version 0 (early development files): scenarios(name, body, saved) only."""
+    """Version 0 (early development files): scenarios(name, body, saved) only.
+
+    The library checked every body is a JSON object before it calls this; a missing save
+    time becomes the time of the migration, so no scenario ends up without one.
+    """
     old = list(db.query("select name, body, saved from scenarios"))
     db["scenarios"].drop()
     create_v1(db)
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
     for row in old:
         body = json.loads(row["body"])
-        meta = body.get("metadata", {})
+        meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        tags = meta.get("tags", [])
+        saved = row["saved"] if isinstance(row["saved"], str) else now
         sid = (
             db["scenarios"]
             .insert(
                 {
                     "name": row["name"],
                     "description": meta.get("description", ""),
-                    "tags": json.dumps(meta.get("tags", [])),
-                    "created": row["saved"],
-                    "modified": row["saved"],
+                    "tags": json.dumps(
+                        [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+                    ),
+                    "created": saved,
+                    "modified": saved,
                     "body": row["body"],
                     "format_version": body.get("version", 1),
                     "deleted_at": None,
@@ -86,7 +140,7 @@ def _migrate_0_to_1(db: sqlite_utils.Database) -> None:
         db["versions"].insert(
             {
                 "scenario_id": sid,
-                "created": row["saved"],
+                "created": saved,
                 "note": "migrated from format 0",
                 "body": row["body"],
                 "content_hash": hashlib.sha256(row["body"].encode()).hexdigest(),

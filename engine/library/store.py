@@ -5,8 +5,17 @@ every saved version with its note, cached results keyed by the scenario's conten
 the engine version, an autosave slot, and a full-text index over names, descriptions, tags
 and version notes. It is shared as one file and works offline. The file's schema version is
 ``PRAGMA user_version``; older files are migrated when opened, newer ones open read-only.
-WAL and a busy timeout let two running apps share a library; every write is a transaction.
-A file that is not a FabricLab library is refused with a clear error and left untouched.
+WAL and a busy timeout (30 s, with margin over a slow save under load) let two running apps
+share a library; every write is a transaction.
+
+Opening never makes things worse: what is at the path is found first (`engine.library.files`:
+a pipe or folder is refused without being opened), the file is then checked read-only
+without leaving anything beside it (`engine.library.probe`), and only a file that passes is
+opened for real. A new library is built aside and moved into place whole
+(`engine.library.creation`), so the path holds nothing or a whole, seeded library.
+``create=False`` (or ``read_only=True``) never creates one. Every failure, on opening or
+later, is one `LibraryError` naming the file and the kind of trouble
+(`engine.library.errors`); a refused file is left exactly as it was.
 The tables and migrations live in `engine.library.schema`; `diff` (engine.library.scenario_diff)
 and `json_safe` (engine.library.plain_json) stay importable from here, where callers found them.
 """
@@ -22,18 +31,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlite_utils
 
 from engine import __version__ as engine_version
+from engine.library import connection, creation, files, probe
+from engine.library.connection import Transaction
+from engine.library.errors import LibraryError, damaged, explain, no_library, not_utf8
 from engine.library.plain_json import json_safe
 from engine.library.scenario_diff import diff
-from engine.library.schema import MIGRATIONS, SCHEMA_VERSION, create_v1
+from engine.library.schema import SCHEMA_VERSION, create_v1
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario, from_json, scenario_to_dict, to_json
 
 __all__ = [
+    "BUSY_TIMEOUT_S",
     "Entry",
     "Library",
     "LibraryError",
@@ -43,11 +56,10 @@ __all__ = [
     "json_safe",
 ]
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_MAGIC = files.SQLITE_MAGIC
+BUSY_TIMEOUT_S = 30.0
 
-
-class LibraryError(Exception):
-    """The library file cannot be used as asked; the message says why and what to do."""
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -77,101 +89,139 @@ def content_hash(scenario: Scenario) -> str:
 @functools.lru_cache(maxsize=4096)
 def _tags(text: str | None) -> tuple[str, ...]:
     """Decoded tags column (tag sets repeat across scenarios, so decode each once)."""
-    return tuple(json.loads(text or "[]"))
+    return tuple(probe.tags_of(text))
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _guard(doing: str) -> Callable[[F], F]:
+    """Turn any ``sqlite3`` error of the method (or text that is not UTF-8, which Python's
+    sqlite3 meets reading a damaged row) into the library's `LibraryError`."""
+
+    def wrap(method: F) -> F:
+        @functools.wraps(method)
+        def guarded(self: Library, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise self._explain(exc, doing) from None
+            except UnicodeDecodeError:
+                raise not_utf8(self.path) from None
+
+        return guarded  # type: ignore[return-value]
+
+    return wrap
+
+
+_reads = _guard("read")
+_writes = _guard("write")
+
+
 class Library:
-    """An open scenario library file."""
+    """An open scenario library file.
 
-    def __init__(self, path: str | Path, seed: Callable[[Library], None] | None = None):
+    `seed` fills a library this call creates (never an existing one). With ``create=False``
+    a missing or empty path is refused ("no library at PATH") instead of created; with
+    ``read_only=True`` nothing is created or written, the file is opened read-only.
+    `timeout` is how long to wait, in seconds, for another process writing the file.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        seed: Callable[[Library], None] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+        timeout: float = BUSY_TIMEOUT_S,
+    ):
         self.path = Path(path)
-        self.read_only = False
+        self.timeout = float(timeout)
+        self.read_only = read_only
         self.message = ""
-        fresh = not self.path.exists()
-        if not fresh:
-            self._check_file()
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._newer = ""
+        self.db: sqlite_utils.Database | None = None
+        found = files.look(self.path)
+        if found.kind != files.FILE:
+            if read_only or not create:
+                raise no_library(
+                    self.path, "the file is empty" if found.kind == files.EMPTY else ""
+                )
+            creation.create(self.path, functools.partial(self._build, seed=seed), self.timeout)
+            found = files.look(self.path)
+            if found.kind != files.FILE:
+                raise LibraryError(f"cannot create a library at {self.path}: it vanished")
+        opened = connection.open_checked(
+            self.path, probe.inspect(self.path, found, self.timeout), read_only, self.timeout
+        )
+        self.db = sqlite_utils.Database(opened.conn)
+        self.read_only, self.message, self._newer = opened.read_only, opened.message, opened.newer
+
+    @classmethod
+    def _on(cls, conn: sqlite3.Connection, path: Path, timeout: float) -> Library:
+        """A `Library` on an open connection (the file being built for a new library)."""
+        lib = cls.__new__(cls)
+        lib.path, lib.timeout, lib.read_only, lib.message, lib._newer = path, timeout, False, "", ""
+        lib.db = sqlite_utils.Database(conn)
+        return lib
+
+    def _build(self, temp: Path, seed: Callable[[Library], None] | None) -> None:
+        """Write a whole new library into the empty file `temp`: tables, version, seed."""
+        conn = connection.connect(files.uri(temp, mode="rw"), self.timeout)
         try:
-            conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout = 10000")
-        except sqlite3.Error as exc:
-            raise LibraryError(f"cannot open library {self.path}: {exc}") from None
-        self.db = sqlite_utils.Database(conn)
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if fresh:
-            with self._write():
-                create_v1(self.db)
-                self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self.db.enable_wal()
+            conn.execute("PRAGMA journal_mode = MEMORY")  # a temporary file: no journal file
+            conn.execute("PRAGMA synchronous = OFF")  # creation flushes the file once, at the end
+            builder = Library._on(conn, self.path, self.timeout)
+            with builder._write():
+                create_v1(builder.db)
+                builder.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             if seed is not None:
-                seed(self)
-        elif version > SCHEMA_VERSION:
-            self.read_only = True
-            self.message = (
-                f"{self.path.name} was written by a newer FabricLab (library schema {version}, this "
-                f"one knows {SCHEMA_VERSION}); it is open read-only: upgrade to edit it"
-            )
-        elif version < SCHEMA_VERSION:
-            self._migrate(version)
+                seed(builder)
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.Error as exc:
+            raise explain(exc, self.path, doing="create", timeout=self.timeout) from None
+        finally:
+            conn.close()
 
-    def _check_file(self) -> None:
-        try:
-            with open(self.path, "rb") as handle:
-                head = handle.read(16)
-        except OSError as exc:
-            raise LibraryError(f"cannot read library {self.path}: {exc.strerror}") from None
-        if head != SQLITE_MAGIC:
-            raise LibraryError(
-                f"{self.path} is not a FabricLab library (not an SQLite file); it was left "
-                "untouched. Open another file or choose a new name"
-            )
-        try:
-            probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-            tables = {
-                r[0] for r in probe.execute("select name from sqlite_master where type='table'")
-            }
-            probe.close()
-        except sqlite3.DatabaseError as exc:
-            raise LibraryError(
-                f"{self.path} is damaged ({exc}); it was left untouched. Restore a copy or "
-                "open another library"
-            ) from None
-        if tables and "scenarios" not in tables:
-            raise LibraryError(
-                f"{self.path} is an SQLite file but not a FabricLab library (no scenarios "
-                "table); it was left untouched"
-            )
+    def _explain(self, exc: sqlite3.Error, doing: str) -> LibraryError:
+        """The `LibraryError` for an ``sqlite3`` error met while `doing` (read or write)."""
+        return explain(exc, self.path, doing=doing, timeout=self.timeout, newer=self._newer)
 
-    def _migrate(self, version: int) -> None:
-        with self._write():
-            while version < SCHEMA_VERSION:
-                MIGRATIONS[version](self.db)
-                version += 1
-            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        self.db.enable_wal()
-        self.message = f"library migrated to schema {SCHEMA_VERSION}"
-
-    def _write(self):
+    def _write(self) -> Transaction:
         if self.read_only:
-            raise LibraryError(self.message)
-        return _Transaction(self.db.conn)
+            raise LibraryError(self.message or f"{self.path} is open read-only")
+        return Transaction(self.db.conn)
 
+    def _parse(self, body: Any, what: str) -> Scenario:
+        """A scenario from stored JSON, or a `LibraryError` saying which one is malformed."""
+        try:
+            return from_json(body)
+        except (ScenarioError, TypeError) as exc:
+            raise LibraryError(f"{what} in the library is malformed: {exc}") from None
+
+    @_reads
     def close(self) -> None:
-        """Close the file."""
-        self.db.conn.close()
+        """Close the file (again is harmless)."""
+        if self.db is not None:
+            self.db.conn.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- reading ------------------------------------------------------------------------------
+    @_reads
     def _row(self, name: str, include_deleted: bool = False) -> dict[str, Any]:
         rows = list(self.db.query("select * from scenarios where name = ?", [name]))
         if not rows or (rows[0]["deleted_at"] and not include_deleted):
             raise LibraryError(f"no scenario named {name!r} in {self.path.name}")
         return rows[0]
 
+    @_reads
     def names(self) -> list[str]:
         """Names of the scenarios not in the trash."""
         return [
@@ -181,6 +231,7 @@ class Library:
             )
         ]
 
+    @_reads
     def list(self, sort: str = "modified", trash: bool = False) -> list[Entry]:
         """Scenarios (or the trash), newest first or by name."""
         order = {"modified": "modified desc", "name": "name", "created": "created desc"}.get(sort)
@@ -188,17 +239,25 @@ class Library:
             raise LibraryError(f"cannot sort by {sort!r}; use modified, name or created")
         where = "deleted_at is not null" if trash else "deleted_at is null"
         sql = (
-            "select s.name, s.description, s.tags, s.created, s.modified, s.deleted_at, "
+            "select s.name, s.description, s.tags, coalesce(s.created, ''), "
+            "coalesce(s.modified, ''), s.deleted_at, "
             "coalesce(v.n, 0) as n from scenarios s left join "
             "(select scenario_id, count(*) as n from versions group by scenario_id) v on v.scenario_id = s.id "
             f"where {where} order by {order}"
         )
         rows = self.db.conn.execute(sql).fetchall()
-        return [
-            Entry(name, desc or "", list(_tags(tags)), created, modified, n, bool(deleted))
-            for name, desc, tags, created, modified, deleted, n in rows
-        ]
+        try:
+            return [
+                Entry(name, desc or "", list(_tags(tags)), created, modified, n, bool(deleted))
+                for name, desc, tags, created, modified, deleted, n in rows
+            ]
+        except (TypeError, ValueError):  # tags damaged after the file was opened and checked
+            bad = next(r[0] for r in rows if not probe.tags_ok(r[2]))
+            raise damaged(
+                self.path, f"the tags of scenario {bad!r} are not a JSON list of strings"
+            ) from None
 
+    @_reads
     def load(self, name: str, version: int | None = None) -> Scenario:
         """A scenario by name (its latest version, or version number `version` from 1)."""
         row = self._row(name, include_deleted=version is not None)
@@ -208,21 +267,20 @@ class Library:
             if not 1 <= version <= len(versions):
                 raise LibraryError(f"{name!r} has versions 1..{len(versions)}, not {version}")
             body = versions[version - 1]["body"]
-        try:
-            return from_json(body)
-        except ScenarioError as exc:
-            raise LibraryError(f"scenario {name!r} in the library is malformed: {exc}") from None
+        return self._parse(body, f"scenario {name!r}")
 
+    @_reads
     def versions(self, name: str) -> list[dict[str, Any]]:
         """Every saved version of a scenario, oldest first (number, time, note, body)."""
         row = self._row(name, include_deleted=True)
         rows = self.db.query(
-            "select created, note, body, content_hash from versions where scenario_id = ? "
-            "order by id",
+            "select coalesce(created, '') as created, coalesce(note, '') as note, body, "
+            "content_hash from versions where scenario_id = ? order by id",
             [row["id"]],
         )
         return [{"number": i + 1, **r} for i, r in enumerate(rows)]
 
+    @_reads
     def search(self, query: str) -> list[str]:
         """Names of scenarios whose name, description, tags or version notes match `query`."""
         terms = " ".join(f'"{t}"*' for t in query.replace('"', " ").split())
@@ -247,11 +305,13 @@ class Library:
         return sorted(set(hits))
 
     # -- writing ------------------------------------------------------------------------------
+    @_writes
     def save(self, scenario: Scenario, note: str = "", name: str | None = None) -> int:
         """Save `scenario` under its name (or `name`) as a new version; returns the version number."""
         with self._write():
             return self._save(scenario, note, name)
 
+    @_writes
     def save_many(self, scenarios: list[Scenario], note: str = "") -> None:
         """Save several scenarios in one transaction (an import of many files)."""
         with self._write():
@@ -297,18 +357,20 @@ class Library:
         ).fetchone()[0]
         return int(count)
 
+    @_writes
     def rename(self, name: str, new_name: str) -> None:
         """Give a scenario another name (refused when the new one is taken)."""
         row = self._row(name)
         if new_name in self.names():
             raise LibraryError(f"a scenario named {new_name!r} exists already")
         with self._write():
-            scenario = from_json(row["body"])
+            scenario = self._parse(row["body"], f"scenario {name!r}")
             scenario.metadata.name = new_name
             self.db["scenarios"].update(
                 row["id"], {"name": new_name, "body": to_json(scenario), "modified": _now()}
             )
 
+    @_writes
     def duplicate(self, name: str, new_name: str) -> None:
         """A copy of a scenario under a new name, with a history of its own."""
         if new_name in self.names():
@@ -317,18 +379,21 @@ class Library:
         scenario.metadata.name = new_name
         self.save(scenario, note=f"duplicated from {name}")
 
+    @_writes
     def delete(self, name: str) -> None:
         """Move a scenario to the trash (restore brings it back)."""
         row = self._row(name)
         with self._write():
             self.db["scenarios"].update(row["id"], {"deleted_at": _now()})
 
+    @_writes
     def restore(self, name: str) -> None:
         """Take a scenario out of the trash."""
         row = self._row(name, include_deleted=True)
         with self._write():
             self.db["scenarios"].update(row["id"], {"deleted_at": None})
 
+    @_writes
     def tag(self, name: str, tags: list[str]) -> None:
         """Set a scenario's tags (saved as a new version)."""
         scenario = self.load(name)
@@ -336,6 +401,7 @@ class Library:
         self.save(scenario, note="tags: " + ", ".join(scenario.metadata.tags))
 
     # -- files and other libraries --------------------------------------------------------------
+    @_writes
     def import_json(self, path: str | Path, note: str = "imported") -> str:
         """Add a scenario JSON file; returns its name in the library."""
         try:
@@ -345,15 +411,22 @@ class Library:
         self.save(scenario, note=note)
         return scenario.metadata.name
 
+    @_writes
     def export_json(self, name: str, path: str | Path) -> None:
         """Write a scenario's latest version as a JSON file."""
-        Path(path).write_text(to_json(self.load(name)) + "\n", encoding="utf-8")
+        text = to_json(self.load(name)) + "\n"
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise LibraryError(f"cannot write {path}: {exc.strerror or exc}") from None
 
+    @_writes
     def copy_to(self, other: Library, name: str) -> None:
         """Copy a scenario (latest version) into another library."""
         other.save(self.load(name), note=f"copied from {self.path.name}")
 
     # -- cached results and autosave ------------------------------------------------------------
+    @_writes
     def cache_result(self, scenario: Scenario, kind: str, result: dict[str, Any]) -> None:
         """Keep a result for this scenario content and engine version."""
         if self.read_only:
@@ -370,6 +443,7 @@ class Library:
                 pk=("content_hash", "engine_version", "kind"),
             )
 
+    @_reads
     def cached_result(self, scenario: Scenario, kind: str) -> dict[str, Any] | None:
         """The kept result for exactly this content and engine version, if any."""
         rows = list(
@@ -379,8 +453,12 @@ class Library:
                 [content_hash(scenario), engine_version, kind],
             )
         )
-        return json.loads(rows[0]["body"]) if rows else None
+        try:
+            return json.loads(rows[0]["body"]) if rows else None
+        except (TypeError, ValueError):
+            return None  # a damaged cache entry is a miss: the result is computed again
 
+    @_writes
     def autosave(self, scenario: Scenario) -> None:
         """Keep the unsaved scenario being edited, to offer it back after a crash."""
         if self.read_only:
@@ -390,34 +468,22 @@ class Library:
                 {"slot": 1, "saved_at": _now(), "body": to_json(scenario)}, pk="slot"
             )
 
+    @_reads
     def recover(self) -> Scenario | None:
         """The autosaved scenario, if the app did not save or close cleanly."""
         rows = list(self.db.query("select body from autosave where slot = 1"))
-        return from_json(rows[0]["body"]) if rows else None
+        return self._parse(rows[0]["body"], "the autosaved scenario") if rows else None
 
+    @_reads
     def autosaved_at(self) -> str | None:
         """When the autosaved scenario was written (ISO time, UTC), or ``None`` without one."""
         rows = list(self.db.query("select saved_at from autosave where slot = 1"))
         return rows[0]["saved_at"] if rows else None
 
+    @_writes
     def clear_autosave(self) -> None:
         """Forget the autosaved scenario (the app closed cleanly or the user discarded it)."""
         if self.read_only:
             return
         with self._write():
             self.db.execute("delete from autosave")
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT (or ROLLBACK on error) on an autocommit connection."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-        return False

@@ -215,6 +215,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
 
 def test_cli_reads_library_scenarios_by_name(tmp_path):
     env = {"FABRICLAB_LIBRARY": str(tmp_path / "cli.fabriclab"), "PATH": "/usr/bin:/bin"}
+    open_library(env["FABRICLAB_LIBRARY"]).close()  # reading verbs need not create one
     listing = subprocess.run(
         [sys.executable, "main.py", "library", "--path", env["FABRICLAB_LIBRARY"], "list"],
         cwd=ROOT,
