@@ -193,7 +193,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_library(args: argparse.Namespace) -> int:
     try:
-        lib = open_library(args.path)
+        # only import writes; the other verbs read, and never create a library to do it
+        lib = open_library(args.path, create=args.action == "import")
     except LibraryError as exc:
         raise ScenarioError(Problem("--path", str(exc))) from None
     try:

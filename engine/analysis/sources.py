@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.library.store import Library, LibraryError, default_library_path
+from engine.library.store import BUSY_TIMEOUT_S, Library, LibraryError, default_library_path
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
 from engine.presets.scenarios import PRESETS
@@ -20,16 +20,30 @@ def seed_with_presets(library: Library) -> None:
         library.save(factory(), note="preset shipped with FabricLab")
 
 
-def open_library(path: str | Path | None = None) -> Library:
-    """Open (or create and seed with the presets) a library; the default one when no path."""
-    return Library(path or default_library_path(), seed=seed_with_presets)
+def open_library(
+    path: str | Path | None = None,
+    *,
+    create: bool = True,
+    read_only: bool = False,
+    timeout_s: float = BUSY_TIMEOUT_S,
+) -> Library:
+    """Open a library (the user's default one when no path); a new one is created and
+    seeded with the presets only when `create` is true (a read-only verb passes False and
+    hears "no library at PATH" instead). `timeout_s` bounds the wait for another writer."""
+    return Library(
+        path or default_library_path(),
+        seed=seed_with_presets,
+        create=create,
+        read_only=read_only,
+        timeout=timeout_s,
+    )
 
 
 def load_from_library(ref: str, path: str | Path | None = None) -> Scenario:
     """A scenario from a ``library:NAME`` reference."""
     name = ref.removeprefix("library:")
     try:
-        lib = open_library(path)
+        lib = open_library(path, create=False, read_only=True)
         try:
             return lib.load(name)
         finally:

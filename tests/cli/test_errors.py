@@ -96,3 +96,18 @@ def test_max_memory_refuses_a_fabric_that_does_not_fit(capsys):
     err = capsys.readouterr().err
     assert "too large" in err and "(--max-memory)" in err
     assert main(["evaluate", "dgx-h100-ib-ndr-1k", "--parts", "cost"]) == 0  # limit not kept
+
+
+@pytest.mark.parametrize("verb", [["list"], ["search", "ib"], ["show", "x"], ["versions", "x"]])
+def test_a_reading_verb_never_creates_a_library(tmp_path, capsys, verb):
+    path = tmp_path / "missing" / "lib.fabriclab"
+    assert main(["library", "--path", str(path), *verb]) == 2
+    assert "no library at" in capsys.readouterr().err
+    assert not path.parent.exists()
+
+
+def test_a_library_reference_to_no_library_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FABRICLAB_LIBRARY", str(tmp_path / "none.fabriclab"))
+    assert main(["validate", "library:dgx-h100-ib-ndr-1k"]) == 2
+    assert "no library at" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

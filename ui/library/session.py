@@ -40,6 +40,9 @@ from ui.library.dialogs import (
 from ui.library.dock import LibraryPanel
 from ui.library.host import SessionHost
 
+# Saves run on the GUI thread: one blocked by another FabricLab gives up after this and says
+# "library busy" rather than freezing the window for the engine's default wait.
+GUI_BUSY_TIMEOUT_S = 5.0
 AUTOSAVE_INTERVAL_MS = 30_000
 AUTOSAVE_IDLE_MS = 3_000
 LAST_SCENARIO_KEY = "library/lastScenario"
@@ -53,7 +56,7 @@ def open_app_library(path: str | Path | None = None) -> tuple[Library | None, st
     """
     chosen = path or os.environ.get("FABRICLAB_LIBRARY") or None
     try:
-        return open_library(chosen), ""
+        return open_library(chosen, timeout_s=GUI_BUSY_TIMEOUT_S), ""
     except LibraryError as exc:
         return None, str(exc)
     except (OSError, sqlite3.Error) as exc:
