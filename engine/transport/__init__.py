@@ -1,0 +1,9 @@
+"""Lossless transport and congestion control as mechanisms, in a fluid model.
+
+Buffers, InfiniBand credit flow control and IB congestion control, RoCEv2 PFC (thresholds,
+headroom, pauses that stop victim flows), ECN marking and DCQCN: a time-stepped fluid model
+of egress queues and per-class rates (`engine.transport.step`, numba), driven through
+transients and jumping over settled stretches (`engine.transport.simulate`), with its
+defaults from the catalog (`engine.transport.defaults`) and the max-min ideal beside it.
+docs/transport.md describes the model, its parameters and what it is validated against.
+"""

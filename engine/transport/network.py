@@ -1,0 +1,197 @@
+"""What the transport model runs on: links with their buffers, and flow classes over them.
+
+A *flow class* is a set of flows that cross the very same links, start together and carry the
+same bytes: they see the same queues and marks and get the same rate, so the model keeps one
+state for all of them and a multiplicity. An all-to-all over thousands of GPUs then costs the
+number of distinct paths, not the number of flows.
+
+Links are directed. Each link has a capacity, a propagation delay, a one-way latency (delay
+plus the device at its far end, for the feedback loops) and, when its far end is a switch,
+the buffer that switch port holds for the traffic arriving over it (the ingress share that
+credits and PFC account against). A class's first link leaves its sending NIC: the NIC
+injects only what the link takes (no queue at the host); every later link has an egress queue
+in the switch at its near end, where ECN and IB CC mark.
+"""
+
+# Names carry their unit as the engine spells it (Bps: bytes per second).
+# ruff: noqa: N815
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.transport.params import EcnParams
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """Per directed link (arrays of equal length).
+
+    `buffer_bytes` is the share of the far-end switch's buffer for traffic arriving over the
+    link (``inf`` when the far end is a NIC, which drains at line rate);
+    `egress_buffer_bytes` the per-port buffer of the near-end switch (``inf`` at a NIC), the
+    scale of the IB CC threshold. ECN thresholds belong to the near-end (egress) switch.
+    """
+
+    capacity_Bps: np.ndarray
+    propagation_s: np.ndarray
+    latency_s: np.ndarray
+    speed_gbps: np.ndarray
+    into_switch: np.ndarray
+    from_switch: np.ndarray
+    buffer_bytes: np.ndarray
+    egress_buffer_bytes: np.ndarray
+    ecn_kmin_bytes: np.ndarray
+    ecn_kmax_bytes: np.ndarray
+    ecn_pmax: np.ndarray
+
+    @property
+    def n_links(self) -> int:
+        """Number of links."""
+        return int(self.capacity_Bps.shape[0])
+
+
+@dataclass(frozen=True)
+class FlowClasses:
+    """Flow classes as CSR paths: class c crosses ``links[ptr[c]:ptr[c+1]]`` in order.
+
+    `bytes` is the class total (all its flows), `multiplicity` the number of flows,
+    `feedback_delay_s` the time a mark takes to reach the sender as a rate signal (CNP or
+    BECN: about one path round trip).
+    """
+
+    ptr: np.ndarray
+    links: np.ndarray
+    multiplicity: np.ndarray
+    bytes: np.ndarray
+    start_s: np.ndarray
+    feedback_delay_s: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return int(self.ptr.shape[0] - 1)
+
+    def path(self, c: int) -> np.ndarray:
+        """The links of class `c`, from its sender to its receiver."""
+        return self.links[self.ptr[c] : self.ptr[c + 1]]
+
+
+@dataclass(frozen=True)
+class TransportNetwork:
+    """Links and the flow classes over them; `flow_class` maps original flows to classes."""
+
+    links: LinkSpec
+    classes: FlowClasses
+    flow_class: np.ndarray
+    link_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_paths(self.links, self.classes)
+
+
+def make_links(
+    capacity_Bps: np.ndarray,
+    propagation_s: np.ndarray,
+    latency_s: np.ndarray,
+    speed_gbps: np.ndarray,
+    into_switch: np.ndarray,
+    from_switch: np.ndarray,
+    buffer_bytes: np.ndarray,
+    egress_buffer_bytes: np.ndarray,
+    ecn: list[EcnParams],
+) -> LinkSpec:
+    """A `LinkSpec` from per-link sequences (one `EcnParams` per link, off at NIC egress)."""
+    into = np.asarray(into_switch, dtype=bool)
+    out = np.asarray(from_switch, dtype=bool)
+    return LinkSpec(
+        capacity_Bps=np.asarray(capacity_Bps, dtype=np.float64),
+        propagation_s=np.asarray(propagation_s, dtype=np.float64),
+        latency_s=np.asarray(latency_s, dtype=np.float64),
+        speed_gbps=np.asarray(speed_gbps, dtype=np.float64),
+        into_switch=into,
+        from_switch=out,
+        buffer_bytes=np.where(into, np.asarray(buffer_bytes, dtype=np.float64), np.inf),
+        egress_buffer_bytes=np.where(
+            out, np.asarray(egress_buffer_bytes, dtype=np.float64), np.inf
+        ),
+        ecn_kmin_bytes=np.array([e.kmin_bytes for e in ecn]) * out,
+        ecn_kmax_bytes=np.array([e.kmax_bytes for e in ecn]) * out,
+        ecn_pmax=np.array([e.pmax for e in ecn]) * out,
+    )
+
+
+def group_into_classes(
+    flow_ptr: np.ndarray,
+    flow_links: np.ndarray,
+    flow_bytes: np.ndarray,
+    start_s: np.ndarray | None = None,
+    feedback_delay_s: np.ndarray | None = None,
+) -> tuple[FlowClasses, np.ndarray]:
+    """Merge flows with the same path, bytes, start and feedback delay into classes.
+
+    Returns the classes and, per flow, the index of its class. Classes keep the order in
+    which their first flow appears.
+    """
+    n = int(flow_ptr.shape[0] - 1)
+    start = np.zeros(n) if start_s is None else np.asarray(start_s, dtype=np.float64)
+    fb = np.zeros(n) if feedback_delay_s is None else np.asarray(feedback_delay_s, dtype=np.float64)
+    sizes = np.broadcast_to(np.asarray(flow_bytes, dtype=np.float64), (n,))
+    index: dict[tuple, int] = {}
+    of_flow = np.empty(n, dtype=np.int64)
+    first: list[int] = []
+    count: list[int] = []
+    for f in range(n):
+        path = flow_links[flow_ptr[f] : flow_ptr[f + 1]]
+        key = (path.tobytes(), float(sizes[f]), float(start[f]), float(fb[f]))
+        c = index.get(key)
+        if c is None:
+            c = index[key] = len(first)
+            first.append(f)
+            count.append(0)
+        count[c] += 1
+        of_flow[f] = c
+    first_arr = np.array(first, dtype=np.int64)
+    lengths = flow_ptr[first_arr + 1] - flow_ptr[first_arr]
+    ptr = np.zeros(len(first) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    links = (
+        np.concatenate([flow_links[flow_ptr[f] : flow_ptr[f + 1]] for f in first]).astype(np.int64)
+        if first
+        else np.zeros(0, dtype=np.int64)
+    )
+    mult = np.array(count, dtype=np.float64)
+    classes = FlowClasses(
+        ptr=ptr,
+        links=links,
+        multiplicity=mult,
+        bytes=sizes[first_arr] * mult,
+        start_s=start[first_arr],
+        feedback_delay_s=fb[first_arr],
+    )
+    return classes, of_flow
+
+
+def check_paths(links: LinkSpec, classes: FlowClasses) -> None:
+    """Refuse paths the model cannot run, naming the class: an empty path, a link out of
+    range, or a link that is the first hop of one class (a NIC, no queue) and a later hop
+    of another (a switch queue)."""
+    n_links = links.n_links
+    first_hop = np.zeros(n_links, dtype=bool)
+    later_hop = np.zeros(n_links, dtype=bool)
+    for c in range(classes.n_classes):
+        path = classes.path(c)
+        if path.shape[0] == 0:
+            raise ValueError(f"flow class {c} has an empty path")
+        if path.min() < 0 or path.max() >= n_links:
+            raise ValueError(f"flow class {c} uses a link outside 0..{n_links - 1}")
+        first_hop[path[0]] = True
+        later_hop[path[1:]] = True
+    both = np.flatnonzero(first_hop & later_hop)
+    if both.size:
+        raise ValueError(
+            f"link {int(both[0])} is the first hop of one class and a later hop of another: "
+            "a first hop leaves a sending NIC, later hops leave switch queues"
+        )

@@ -1,0 +1,275 @@
+"""What moves in one step: link allowances, queue service, NIC injection, arrivals.
+
+The first half of `engine.transport.step`'s step, as numba functions inlined into it:
+
+1. `allowed_rates`: what each link may send this step: its capacity, nothing while the far
+   end's pause holds it (PFC: the XOFF state of `react_steps` steps ago), or what the credits
+   allow (free far-end buffer over the credit round trip).
+2. `serve_queues`: switch egress queues serve their classes, fluid FIFO: in proportion to the
+   queued bytes, except that a class whose last byte has arrived is drained by the time the
+   queue ahead of it is served, first.
+3. `inject`: each NIC link shares what it may send among its classes' offers (`class_offers`:
+   flows times line, DCQCN or IB CC rate) by water filling.
+4. `arrive`: arrivals join their queues; overflow of a far-end buffer share (lossless) or of
+   an egress port's buffer (lossy) is dropped and returned to its sender.
+5. `track_tails`: the FIFO drain deadlines of classes with nothing left to send.
+
+Served and injected bytes arrive at the next hop at the end of the step (one step per hop).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine.transport.control import ibcc_rate
+from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC, State, Stats, Tables
+
+# Bytes below this left in a queue leave with the rest (float crumbs never block a finish).
+CRUMB_BYTES = 1e-6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def allowed_rates(tables: Tables, state: State, allowed: np.ndarray, paused: np.ndarray) -> None:
+    """Step 1: the rate each link may send, and whether a pause holds it."""
+    capacity, control = tables.links.capacity, tables.links.control
+    react, buffer, rtt = tables.links.react_steps, tables.links.buffer, tables.links.credit_rtt
+    occupancy, backlog, ring = state.links.occupancy, state.links.backlog, state.links.pfc_ring
+    n = state.clock.step[0]
+    dt = tables.knobs.dt
+    width = ring.shape[1]
+    for li in range(capacity.shape[0]):
+        rate = capacity[li]
+        held = False
+        if control[li] == CONTROL_PFC:
+            lag = react[li]
+            if n >= lag:
+                held = ring[li, (n - lag) % width]
+            if held:
+                rate = 0.0
+        elif control[li] == CONTROL_CREDIT:
+            # Credits for the free buffer circulate once per round trip; the bytes in the
+            # switch pipeline are part of that trip, not of the buffer. Never more than
+            # the buffer has room for this step.
+            window = max(buffer[li] - backlog[li], 0.0) / max(rtt[li], dt)
+            rate = min(rate, window, max(buffer[li] - occupancy[li], 0.0) / dt)
+        allowed[li] = rate
+        paused[li] = held
+
+
+@njit(cache=True, nogil=True, inline="always")
+def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
+    """Step 2: switch egress queues serve their classes (fluid FIFO)."""
+    (
+        queue_total,
+        served,
+        claim_total,
+        normal_total,
+        arrivals,
+        inflow,
+        held,
+        egress_in,
+        got,
+        got_acc,
+    ) = s
+    link, prev, cls, last = (
+        tables.entries.link,
+        tables.entries.prev,
+        tables.entries.cls,
+        tables.entries.last,
+    )
+    queue, deadline, delivered = (
+        state.classes.queue,
+        state.classes.deadline,
+        state.classes.delivered,
+    )
+    dt = tables.knobs.dt
+    now = state.clock.time[0]
+    queue_total[:] = 0.0
+    claim_total[:] = 0.0
+    normal_total[:] = 0.0
+    served[:] = 0.0
+    for e in range(link.shape[0]):
+        if prev[e] < 0:
+            continue
+        li = link[e]
+        q = queue[e]
+        queue_total[li] += q
+        if q > 0.0 and deadline[e] < math.inf:
+            left = deadline[e] - now
+            claim_total[li] += q if left <= dt else q * dt / left
+        else:
+            normal_total[li] += q
+    for e in range(link.shape[0]):
+        q = queue[e]
+        if prev[e] < 0 or q <= 0.0:
+            continue
+        li = link[e]
+        budget = allowed[li] * dt
+        if deadline[e] < math.inf:
+            left = deadline[e] - now
+            want = q if left <= dt else q * dt / left
+            out = want if claim_total[li] <= budget else want * budget / claim_total[li]
+        else:
+            rest = max(budget - claim_total[li], 0.0)
+            out = q if normal_total[li] <= rest else q * rest / normal_total[li]
+        if q - out < CRUMB_BYTES:
+            out = q
+        queue[e] = q - out
+        held[prev[e]] += q - out
+        served[li] += out
+        if last[e]:
+            delivered[cls[e]] += out
+            got[cls[e]] += out
+            got_acc[cls[e]] += out
+        else:
+            arrivals[e + 1] += out
+            inflow[li] += out
+            egress_in[link[e + 1]] += out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
+    """Bytes each class would send this step: its flows times their rate (line rate, or
+    less under DCQCN or IB CC), at most what it has left; nothing before its start or
+    after its finish."""
+    mult, start, line = tables.classes.multiplicity, tables.classes.start, tables.classes.line_rate
+    finish, remaining = state.classes.finish, state.classes.remaining
+    rc, ccti = state.classes.rc, state.classes.ccti
+    k = tables.knobs
+    ib = tables.ibcc
+    now = state.clock.time[0]
+    for c in range(mult.shape[0]):
+        if finish[c] < math.inf or remaining[c] <= 0.0 or start[c] > now:
+            offer[c] = 0.0
+            continue
+        rate = line[c]
+        if k.dcqcn_on:
+            rate = min(rate, rc[c])
+        if k.ibcc_on:
+            rate = min(rate, ibcc_rate(ccti[c], line[c], ib))
+        offer[c] = min(mult[c] * rate * k.dt, remaining[c])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
+    """Step 3: every NIC link shares what it may send among its classes' offers."""
+    served, arrivals, inflow, egress_in, sent, offer, satisfied, got, got_acc, sent_sum = s
+    gptr, glink, gcls = tables.inject.ptr, tables.inject.link, tables.inject.cls
+    cptr, last, link = tables.classes.ptr, tables.entries.last, tables.entries.link
+    remaining, delivered = state.classes.remaining, state.classes.delivered
+    dt = tables.knobs.dt
+    class_offers(tables, state, offer)
+    for g in range(glink.shape[0]):
+        li = glink[g]
+        budget = allowed[li] * dt
+        total = 0.0
+        for i in range(gptr[g], gptr[g + 1]):
+            satisfied[gcls[i]] = False
+            total += offer[gcls[i]]
+        level = math.inf
+        if total > budget:
+            # Water filling: offers below the fair level are met, the rest get the level.
+            left = budget
+            open_count = gptr[g + 1] - gptr[g]
+            changed = True
+            while changed and open_count > 0:
+                changed = False
+                level = left / open_count
+                for i in range(gptr[g], gptr[g + 1]):
+                    c = gcls[i]
+                    if not satisfied[c] and offer[c] <= level:
+                        satisfied[c] = True
+                        left -= offer[c]
+                        open_count -= 1
+                        changed = True
+            level = left / open_count if open_count > 0 else math.inf
+        for i in range(gptr[g], gptr[g + 1]):
+            c = gcls[i]
+            out = min(offer[c], level)
+            if out >= remaining[c] * (1.0 - 1e-12):
+                out = remaining[c]
+            remaining[c] -= out
+            sent[c] = out
+            sent_sum[c] += out
+            served[li] += out
+            e0 = cptr[c]
+            if last[e0]:
+                delivered[c] += out
+                got[c] += out
+                got_acc[c] += out
+            else:
+                arrivals[e0 + 1] += out
+                inflow[li] += out
+                egress_in[link[e0 + 1]] += out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
+    """Step 4: arrivals join their queues; what overflows is dropped and returned to its
+    sender. A lossless fabric (credits, PFC) accounts each ingress port against its
+    buffer share, so overflow happens only when PFC's headroom is too small; a lossy one
+    drops where a real switch does, at an egress queue over its port's buffer. (`inflow`,
+    `held` and `egress_in`, bytes arriving over, left behind on and arriving at each link,
+    were summed while serving.)"""
+    arrivals, inflow, held, egress_in, queue_total, served, drop_share = s
+    prev, link, cls = tables.entries.prev, tables.entries.link, tables.entries.cls
+    buffer, egress_buffer = tables.links.buffer, tables.links.egress_buffer
+    queue, remaining, deadline = (
+        state.classes.queue,
+        state.classes.remaining,
+        state.classes.deadline,
+    )
+    cptr = tables.classes.ptr
+    occupancy, backlog = state.links.occupancy, state.links.backlog
+    dropped, dropped_class = stats.dropped, stats.dropped_class
+    lossy = tables.knobs.lossy
+    for k in range(buffer.shape[0]):
+        share = 0.0
+        if lossy:
+            total = queue_total[k] - served[k] + egress_in[k]
+            if total > egress_buffer[k] and egress_in[k] > 0.0:
+                share = min((total - egress_buffer[k]) / egress_in[k], 1.0)
+        else:
+            total = held[k] + inflow[k]
+            if total > buffer[k] and inflow[k] > 0.0:
+                share = min((total - buffer[k]) / inflow[k], 1.0)
+        drop_share[k] = share
+        occupancy[k] = held[k]
+        backlog[k] = held[k]
+    for e in range(prev.shape[0]):
+        k = prev[e]
+        a = arrivals[e]
+        if k < 0 or a <= 0.0:
+            continue
+        lost = a * (drop_share[link[e]] if lossy else drop_share[k])
+        queue[e] += a - lost
+        occupancy[k] += a - lost
+        if lost > 0.0:
+            c = cls[e]
+            remaining[c] += lost
+            dropped[k] += lost
+            dropped_class[c] += lost
+            for f in range(cptr[c], cptr[c + 1]):
+                deadline[f] = math.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def track_tails(tables: Tables, state: State, queue_total: np.ndarray) -> None:
+    """Give the first non-empty hop of a class with nothing left to send its FIFO drain
+    deadline (now plus the time to serve the queue it waits in); a class sending again
+    (after a drop) loses its deadlines."""
+    cptr, link, capacity = tables.classes.ptr, tables.entries.link, tables.links.capacity
+    queue, deadline = state.classes.queue, state.classes.deadline
+    finish, remaining = state.classes.finish, state.classes.remaining
+    end = state.clock.time[0] + tables.knobs.dt
+    for c in range(finish.shape[0]):
+        if finish[c] < math.inf or remaining[c] > 0.0:
+            continue
+        for e in range(cptr[c] + 1, cptr[c + 1]):
+            if queue[e] > 0.0:
+                if deadline[e] == math.inf:
+                    deadline[e] = end + queue_total[link[e]] / capacity[link[e]]
+                break

@@ -1,0 +1,361 @@
+"""The transport model's driver: step through transients, jump over settled stretches.
+
+The kernel (`engine.transport.step.run_window`) advances a window of fixed steps. After each
+window the driver compares it with the one before: when no class started or finished and
+every class's rate, every queue, pause share, mark and drop rate agree within the settle
+tolerance, the state is settled, and the driver jumps straight to the next event (the first
+class to have sent all its bytes, the next class to start, or the horizon) with the window's
+averages, then steps again through the transient that event starts. A 1 GB transfer thus
+costs its transients, not 20,000 steps per millisecond. A window that is not settled makes
+the next one longer, so a periodic steady state (PFC cycles, IB CC limit cycles) settles once
+its average over a window is known to the tolerance.
+
+Beside the mechanistic result the driver computes the ideal: max-min fair rates and the
+event-driven fluid finish times of `engine.flows.solver`, what a perfect transport would do.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.flows.solver import max_min_rates, simulate_fluid
+from engine.transport.network import TransportNetwork
+from engine.transport.params import TransportConfig
+from engine.transport.result import TransportResult
+from engine.transport.step import run_window
+from engine.transport.structures import SampleAcc, State, Stats, Tables
+from engine.transport.tables import (
+    LinkDerived,
+    build_tables,
+    initial_state,
+    new_rows,
+    new_sample_acc,
+    new_stats,
+)
+
+# Which per-link statistics are maxima (the others are sums).
+_MAX_FIELDS = ("max_queue", "max_occupancy")
+
+
+@dataclass(frozen=True)
+class _Window:
+    """One window's averages, the basis of the settle test and of a jump."""
+
+    t0: float
+    t1: float
+    rate: np.ndarray
+    sent: np.ndarray
+    dropped_class: np.ndarray
+    per_link: dict[str, np.ndarray]
+    finished: np.ndarray
+    started: np.ndarray
+    controls: dict[str, np.ndarray]
+
+
+@dataclass
+class _Run:
+    """The mutable pieces of one run the driver threads through its helpers."""
+
+    tables: Tables
+    state: State
+    totals: Stats
+    acc: SampleAcc
+    rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]
+    steps: int = 0
+    jumps: int = 0
+
+
+def simulate(
+    network: TransportNetwork,
+    config: TransportConfig,
+    horizon_s: float | None = None,
+    backend: str = "numba",
+) -> TransportResult:
+    """Run the transport model until every class finished (or `horizon_s` is reached).
+
+    `backend` ``"reference"`` runs the plain-Python twin of the kernel (slow; for tests).
+    """
+    if backend == "numba":
+        runner = run_window
+    elif backend == "reference":
+        from engine.transport.reference import run_window as runner
+    else:
+        raise ValueError(f"backend must be 'numba' or 'reference', not {backend!r}")
+    tables, derived = build_tables(network, config)
+    n_links, n_classes = tables.links.capacity.shape[0], tables.classes.size.shape[0]
+    run = _Run(
+        tables,
+        initial_state(tables, config),
+        new_stats(n_links, n_classes),
+        new_sample_acc(n_links, n_classes),
+        [],
+    )
+    dt = tables.knobs.dt
+    settle = config.settle
+    base_window = max(1, math.ceil(settle.window_s / dt))
+    max_window = max(base_window, math.ceil(settle.max_window_s / dt))
+    sample_every = max(1, round(config.sample_interval_s / dt))
+    window = base_window
+    previous: _Window | None = None
+    clock = run.state.clock
+    start = tables.classes.start
+    while run.steps < config.max_steps:
+        finish = run.state.classes.finish
+        unfinished = ~np.isfinite(finish)
+        now = float(clock.time[0])
+        if not unfinished.any() or (horizon_s is not None and now >= horizon_s * (1 - 1e-12)):
+            break
+        if not np.any(unfinished & (start <= now)):
+            _idle_until(run, float(start[unfinished].min()), horizon_s)
+            previous = None
+            continue
+        n = window
+        if horizon_s is not None:
+            n = max(1, min(n, math.ceil((horizon_s - now) / dt - 1e-9)))
+        current = _run_window(run, runner, n, sample_every)
+        if current is None:
+            previous = None
+            continue
+        comparable = previous is not None and _comparable(previous, current)
+        if settle.enabled and comparable and _settled(previous, current, run, settle.rel_tol):
+            outcome = _jump(run, current, horizon_s, min_span_s=2 * window * dt)
+            if outcome == "stuck":
+                break
+            if outcome == "jumped":
+                previous, window = None, base_window
+                continue
+        if comparable:
+            window = min(max(window + 1, int(window * settle.growth)), max_window)
+        elif previous is not None:
+            window = base_window
+        previous = current
+    _flush(run)
+    return _result(network, run, derived)
+
+
+def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
+    """Take one window of steps; its averages, or None when it took no step."""
+    tables, state = run.tables, run.state
+    n_links, n_classes = tables.links.capacity.shape[0], tables.classes.size.shape[0]
+    t0 = float(state.clock.time[0])
+    stats = new_stats(n_links, n_classes)
+    rows = new_rows(n // sample_every + 2, n_links, n_classes)
+    taken = runner(tables, state, stats, run.acc, rows, n, sample_every)
+    run.steps += taken
+    for name in Stats._fields:
+        total, part = getattr(run.totals, name), getattr(stats, name)
+        if name in _MAX_FIELDS:
+            np.maximum(total, part, out=total)
+        else:
+            total += part
+    for r in range(int(rows.count[0])):
+        run.rows.append(
+            (rows.time[r], rows.class_rate[r].copy(), rows.queue[r].copy(), rows.paused[r].copy())
+        )
+    if taken < n or taken == 0:
+        return None  # every class finished inside the window
+    span = taken * tables.knobs.dt
+    per_link = {
+        "queue_time": stats.queue_time / span,
+        "paused_time": stats.paused_time / span,
+        "marked": stats.marked / span,
+        "served": stats.served / span,
+        "dropped": stats.dropped / span,
+        "xoff_events": stats.xoff_events / span,
+    }
+    t1 = float(state.clock.time[0])
+    return _Window(
+        t0=t0,
+        t1=t1,
+        rate=stats.delivered / span,
+        sent=stats.sent / span,
+        dropped_class=stats.dropped_class / span,
+        per_link=per_link,
+        finished=np.isfinite(state.classes.finish),
+        started=tables.classes.start <= t1,
+        controls={
+            name: getattr(state.classes, name).copy() for name in ("rc", "rt", "alpha", "ccti")
+        },
+    )
+
+
+def _comparable(a: _Window, b: _Window) -> bool:
+    """Two windows describe the same set of active classes (nothing started or ended)."""
+    return bool(np.array_equal(a.finished, b.finished) and np.array_equal(a.started, b.started))
+
+
+def _close(x: np.ndarray, y: np.ndarray, rel: float, floor: np.ndarray | float) -> bool:
+    return bool(np.all(np.abs(x - y) <= rel * np.maximum(np.abs(x), np.abs(y)) + floor))
+
+
+def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
+    """Whether window `b` repeats window `a` within `rel` (rates, queues, pauses, marks)."""
+    cl = run.tables.classes
+    line = cl.line_rate * cl.multiplicity
+    capacity = run.tables.links.capacity
+    pkt = run.tables.knobs.pkt_bytes
+    if not _close(a.rate, b.rate, rel, 1e-3 * rel * line):
+        return False
+    if not _close(a.dropped_class, b.dropped_class, rel, 1e-3 * rel * line):
+        return False
+    floors = {"queue_time": pkt, "paused_time": 1e-3, "xoff_events": 1e3}
+    for name, x in a.per_link.items():
+        floor = floors.get(name, 1e-3 * rel * capacity)
+        if not _close(x, b.per_link[name], rel, floor):
+            return False
+    # The senders' controls must have come to rest too: a CCT index or a DCQCN target
+    # still creeping will move the rates later. (Half an index: the rate steps by index.)
+    active = ~b.finished
+    control_floors = {
+        "rc": 1e-3 * rel * cl.line_rate,
+        "rt": 1e-3 * rel * cl.line_rate,
+        "alpha": 1e-3,
+        "ccti": 0.5,
+    }
+    for name, floor in control_floors.items():
+        fl = floor[active] if isinstance(floor, np.ndarray) else floor
+        if not _close(a.controls[name][active], b.controls[name][active], rel, fl):
+            return False
+    return True
+
+
+def _jump(run: _Run, w: _Window, horizon_s: float | None, min_span_s: float) -> str:
+    """Advance over a settled stretch to the next event with the window's averages.
+
+    Returns ``"jumped"``, ``"short"`` (the next event is too near: keep stepping) or
+    ``"stuck"`` (nothing moves and no event will come: a deadlock).
+    """
+    state, cl = run.state, run.tables.classes
+    cs = state.classes
+    now = float(state.clock.time[0])
+    active = ~np.isfinite(cs.finish) & (cl.start <= now)
+    moving = active & (w.rate > 0.0) & (cs.remaining > 0.0)
+    ends = np.full(cl.size.shape[0], np.inf)
+    ends[moving] = cs.remaining[moving] / w.rate[moving]
+    waiting = ~np.isfinite(cs.finish) & (cl.start > now)
+    span = float(ends.min(initial=np.inf))
+    if waiting.any():
+        span = min(span, float(cl.start[waiting].min()) - now)
+    if horizon_s is not None:
+        span = min(span, horizon_s - now)
+    if not math.isfinite(span):
+        # Nothing left to send: either the last bytes are draining (step on) or nothing
+        # moves at all and nothing will start (a deadlock: stop).
+        return "short" if np.any(active & (w.rate > 0.0)) else "stuck"
+    if span < min_span_s:
+        return "short"
+    _flush(run)
+    progress = np.where(moving, w.rate * span, 0.0)
+    first = np.flatnonzero(moving & (ends <= span * (1 + 1e-12)))
+    cs.remaining[moving] = np.maximum(cs.remaining[moving] - progress[moving], 0.0)
+    cs.remaining[first] = 0.0
+    cs.delivered[:] += progress
+    cs.deadline[np.isfinite(cs.deadline)] += span
+    t = run.totals
+    t.delivered[:] += progress
+    t.sent[:] += (w.sent * span) * active
+    t.dropped_class[:] += (w.dropped_class * span) * active
+    for name, rate in w.per_link.items():
+        getattr(t, name)[:] += rate * span
+    state.clock.time[0] = now + span
+    run.rows.append(
+        (
+            now + span,
+            w.rate.copy(),
+            w.per_link["queue_time"].copy(),
+            w.per_link["paused_time"].copy(),
+        )
+    )
+    run.jumps += 1
+    return "jumped"
+
+
+def _idle_until(run: _Run, t: float, horizon_s: float | None) -> None:
+    """Nothing is sending and nothing is queued: move the clock to the next start."""
+    _flush(run)
+    if horizon_s is not None:
+        t = min(t, horizon_s)
+    run.state.clock.time[0] = t
+    n_links, n_classes = run.tables.links.capacity.shape[0], run.tables.classes.size.shape[0]
+    run.rows.append((t, np.zeros(n_classes), run.state.links.queue.copy(), np.zeros(n_links)))
+
+
+def _flush(run: _Run) -> None:
+    """Close the sample interval in progress (before a jump and at the end)."""
+    acc = run.acc
+    steps = int(acc.steps[0])
+    if steps == 0:
+        return
+    span = steps * run.tables.knobs.dt
+    run.rows.append(
+        (
+            float(run.state.clock.time[0]),
+            acc.delivered / span,
+            run.state.links.queue.copy(),
+            acc.paused / steps,
+        )
+    )
+    acc.steps[0] = 0
+    acc.delivered[:] = 0.0
+    acc.paused[:] = 0.0
+
+
+def _ideal(network: TransportNetwork) -> tuple[np.ndarray, np.ndarray]:
+    """Max-min rates of every class (all active) and the fluid finish times of a perfect
+    transport with every class starting at 0."""
+    cl = network.classes
+    weights = np.repeat(cl.multiplicity, np.diff(cl.ptr))
+    capacity = network.links.capacity_Bps
+    per_flow = max_min_rates(cl.ptr, cl.links, weights, capacity)
+    fluid = simulate_fluid(cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity)
+    return per_flow * cl.multiplicity, fluid.finish
+
+
+def _result(network: TransportNetwork, run: _Run, derived: LinkDerived) -> TransportResult:
+    """Assemble the result from the run's totals and rows."""
+    t = run.totals
+    end = float(run.state.clock.time[0])
+    span = end if end > 0 else 1.0
+    capacity = run.tables.links.capacity
+    n_links, n_classes = capacity.shape[0], run.tables.classes.size.shape[0]
+    if run.rows:
+        time = np.array([r[0] for r in run.rows])
+        rates = np.vstack([r[1] for r in run.rows])
+        queues = np.vstack([r[2] for r in run.rows])
+        paused = np.vstack([r[3] for r in run.rows])
+    else:
+        time, rates = np.zeros(0), np.zeros((0, n_classes))
+        queues, paused = np.zeros((0, n_links)), np.zeros((0, n_links))
+    ideal_rate, ideal_finish = _ideal(network)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mark_share = np.where(t.served > 0, t.marked / t.served, 0.0)
+    return TransportResult(
+        network=network,
+        time_s=time,
+        class_rate_Bps=rates,
+        queue_bytes=queues,
+        paused_share=paused,
+        finish_s=run.state.classes.finish.copy(),
+        delivered_bytes=run.state.classes.delivered.copy(),
+        dropped_class_bytes=t.dropped_class.copy(),
+        ideal_rate_Bps=ideal_rate,
+        ideal_finish_s=ideal_finish,
+        pause_fraction=t.paused_time / span,
+        ecn_mark_fraction=mark_share,
+        dropped_bytes=t.dropped.copy(),
+        xoff_events=t.xoff_events.copy(),
+        max_queue_bytes=t.max_queue.copy(),
+        max_occupancy_bytes=t.max_occupancy.copy(),
+        mean_queue_bytes=t.queue_time / span,
+        utilization=t.served / (capacity * span),
+        headroom_bytes=derived.headroom_bytes,
+        lossless=derived.lossless,
+        xoff_bytes=derived.xoff_bytes,
+        xon_bytes=derived.xon_bytes,
+        end_s=end,
+        steps=run.steps,
+        jumps=run.jumps,
+    )

@@ -1,0 +1,296 @@
+"""The time-stepped fluid kernel: one step of every queue, pause, credit and rate.
+
+A step of `dt` seconds, in this order:
+
+1-4. *What moves* (`engine.transport.queues`): what each link may send (capacity, a pause
+   in force, the credit window), switch egress queues serving their classes (fluid FIFO),
+   NICs injecting their classes' offers (water filling), arrivals joining their queues and
+   overflow dropped and returned to its sender. Bytes move one hop per step.
+5. *Pause state.* A port whose held bytes reach XOFF asks for a pause, one at XON or below
+   resumes; the request enters the history the upstream port reads late.
+6. *Marks.* The standing queue (what could not be served) sets the ECN probability (RED)
+   and the IB CC congestion flag (above the threshold, and the port not held back itself:
+   roots mark, victims do not).
+7. *Senders react.* Each class's path mark probability, BECN flag and send rate enter its
+   feedback history; every `cc_every` steps its DCQCN and IB CC state move on what they saw
+   one feedback delay ago.
+8. *Completion.* A class whose bytes are all delivered finishes at the end of the step.
+
+`run_window` takes many steps in one call and writes the statistics and time series the
+driver (`engine.transport.simulate`) reads. `engine.transport.reference` is the plain-Python
+twin of the same step, used by the tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine.transport.control import dcqcn_step, ibcc_step, red_probability
+from engine.transport.queues import allowed_rates, arrive, inject, serve_queues, track_tails
+from engine.transport.structures import (
+    CONTROL_PFC,
+    SampleAcc,
+    SampleRows,
+    State,
+    Stats,
+    Tables,
+)
+
+# A link sending at least this share of its capacity is not held back (a root, not a victim).
+ROOT_SHARE = 1.0 - 1e-9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pause(tables: Tables, state: State, stats: Stats) -> None:
+    """Step 5: XOFF at or above the threshold, XON at or below the resume level."""
+    control, xoff_at, xon_at = tables.links.control, tables.links.xoff, tables.links.xon
+    occupancy, xoff, ring = state.links.occupancy, state.links.xoff, state.links.pfc_ring
+    events = stats.xoff_events
+    slot = state.clock.step[0] % ring.shape[1]
+    for k in range(control.shape[0]):
+        if control[k] != CONTROL_PFC:
+            continue
+        if not xoff[k] and occupancy[k] >= xoff_at[k]:
+            xoff[k] = True
+            events[k] += 1.0
+        elif xoff[k] and occupancy[k] <= xon_at[k]:
+            xoff[k] = False
+        ring[k, slot] = xoff[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mark(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
+    """Step 6: standing queues set marks; the window statistics of every link."""
+    allowed, paused, queue_total, served, acc_paused = s
+    lk = tables.links
+    capacity, kmin, kmax, pmax, fecn = lk.capacity, lk.kmin, lk.kmax, lk.pmax, lk.fecn_threshold
+    ls = state.links
+    occupancy, standing_q, mark_prob, congested = ls.occupancy, ls.queue, ls.mark_prob, ls.congested
+    queue_time, marked, served_sum = stats.queue_time, stats.marked, stats.served
+    paused_time, max_queue, max_occupancy = stats.paused_time, stats.max_queue, stats.max_occupancy
+    dt = tables.knobs.dt
+    for li in range(capacity.shape[0]):
+        standing = max(queue_total[li] - served[li], 0.0)
+        standing_q[li] = standing
+        p = red_probability(standing, kmin[li], kmax[li], pmax[li])
+        mark_prob[li] = p
+        congested[li] = standing > fecn[li] and allowed[li] >= capacity[li] * ROOT_SHARE
+        queue_time[li] += standing * dt
+        marked[li] += p * served[li]
+        served_sum[li] += served[li]
+        if paused[li]:
+            paused_time[li] += dt
+            acc_paused[li] += 1.0
+        if standing > max_queue[li]:
+            max_queue[li] = standing
+        if occupancy[li] > max_occupancy[li]:
+            max_occupancy[li] = occupancy[li]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
+    """Step 7: feedback histories, then each sending class's rate control moves one step."""
+    cptr, mult, start = tables.classes.ptr, tables.classes.multiplicity, tables.classes.start
+    line, fb_steps = tables.classes.line_rate, tables.classes.feedback_steps
+    link = tables.entries.link
+    cs = state.classes
+    finish, rc, rt, alpha, ccti = cs.finish, cs.rc, cs.rt, cs.alpha, cs.ccti
+    fb_mark, fb_rate, fb_becn = cs.fb_mark, cs.fb_rate, cs.fb_becn
+    mark_prob, congested = state.links.mark_prob, state.links.congested
+    k = tables.knobs
+    dq, ib = tables.dcqcn, tables.ibcc
+    n = state.clock.step[0]
+    width = fb_mark.shape[1]
+    slot = n % width
+    now = state.clock.time[0]
+    cc_dt = k.cc_every * k.dt
+    for c in range(finish.shape[0]):
+        if finish[c] < math.inf:
+            continue
+        keep = 1.0
+        becn = 0.0
+        for e in range(cptr[c] + 1, cptr[c + 1]):
+            keep *= 1.0 - mark_prob[link[e]]
+            if congested[link[e]]:
+                becn = 1.0
+        fb_mark[c, slot] = 1.0 - keep
+        fb_becn[c, slot] = becn
+        fb_rate[c, slot] = sent[c] / k.dt / mult[c]
+        if start[c] > now or n % k.cc_every != 0:
+            continue
+        lag = min(fb_steps[c], width - 1)
+        if n >= lag:
+            old = (n - lag) % width
+            p_seen, rate_seen, becn_seen = fb_mark[c, old], fb_rate[c, old], fb_becn[c, old]
+        else:
+            p_seen, rate_seen, becn_seen = 0.0, line[c], 0.0
+        if k.dcqcn_on:
+            rc[c], rt[c], alpha[c] = dcqcn_step(
+                rc[c], rt[c], alpha[c], p_seen, rate_seen, line[c], dq, k.pkt_bytes, cc_dt
+            )
+        if k.ibcc_on:
+            ccti[c] = ibcc_step(ccti[c], becn_seen, rate_seen, ib, k.pkt_bytes, cc_dt)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(tables: Tables, state: State) -> int:
+    """Step 8: classes with every byte delivered finish at the end of the step."""
+    cptr, start = tables.classes.ptr, tables.classes.start
+    queue, finish, remaining = state.classes.queue, state.classes.finish, state.classes.remaining
+    now = state.clock.time[0]
+    end = now + tables.knobs.dt
+    done = 0
+    for c in range(finish.shape[0]):
+        if finish[c] < math.inf or remaining[c] > 0.0 or start[c] > now:
+            continue
+        empty = True
+        for e in range(cptr[c] + 1, cptr[c + 1]):
+            if queue[e] > 0.0:
+                empty = False
+                break
+        if empty:
+            finish[c] = end
+            done += 1
+    return done
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step(tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: tuple) -> int:
+    """Advance the state by one step of `dt`; return the number of classes that finished."""
+    (
+        allowed,
+        paused,
+        queue_total,
+        served,
+        claim_total,
+        normal_total,
+        inflow,
+        held,
+        egress_in,
+        drop_share,
+        arrivals,
+        sent,
+        offer,
+        satisfied,
+    ) = scratch
+    arrivals[:] = 0.0
+    inflow[:] = 0.0
+    held[:] = 0.0
+    egress_in[:] = 0.0
+    sent[:] = 0.0
+    allowed_rates(tables, state, allowed, paused)
+    serve_queues(
+        tables,
+        state,
+        allowed,
+        (
+            queue_total,
+            served,
+            claim_total,
+            normal_total,
+            arrivals,
+            inflow,
+            held,
+            egress_in,
+            stats.delivered,
+            acc.delivered,
+        ),
+    )
+    inject(
+        tables,
+        state,
+        allowed,
+        (
+            served,
+            arrivals,
+            inflow,
+            egress_in,
+            sent,
+            offer,
+            satisfied,
+            stats.delivered,
+            acc.delivered,
+            stats.sent,
+        ),
+    )
+    arrive(
+        tables, state, stats, (arrivals, inflow, held, egress_in, queue_total, served, drop_share)
+    )
+    track_tails(tables, state, queue_total)
+    _pause(tables, state, stats)
+    _mark(tables, state, stats, (allowed, paused, queue_total, served, acc.paused))
+    _react(tables, state, sent)
+    done = _finish(tables, state)
+    state.clock.time[0] += tables.knobs.dt
+    state.clock.step[0] += 1
+    return done
+
+
+@njit(cache=True, nogil=True)
+def new_scratch(n_links: int, n_entries: int, n_classes: int) -> tuple:
+    """Per-step work arrays, allocated once per window."""
+    return (
+        np.zeros(n_links),
+        np.zeros(n_links, dtype=np.bool_),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_links),
+        np.zeros(n_entries),
+        np.zeros(n_classes),
+        np.zeros(n_classes),
+        np.zeros(n_classes, dtype=np.bool_),
+    )
+
+
+@njit(cache=True, nogil=True)
+def run_window(
+    tables: Tables,
+    state: State,
+    stats: Stats,
+    acc: SampleAcc,
+    rows: SampleRows,
+    n_steps: int,
+    sample_every: int,
+) -> int:
+    """Take up to `n_steps` steps (fewer when every class has finished); gather `stats` and
+    write one time-series row per `sample_every` steps. Returns the steps taken."""
+    n_links = tables.links.capacity.shape[0]
+    n_classes = tables.classes.size.shape[0]
+    scratch = new_scratch(n_links, tables.entries.link.shape[0], n_classes)
+    finish = state.classes.finish
+    acc_steps, acc_paused, acc_delivered = acc.steps, acc.paused, acc.delivered
+    standing = state.links.queue
+    clock_time = state.clock.time
+    unfinished = 0
+    for c in range(n_classes):
+        if finish[c] == math.inf:
+            unfinished += 1
+    dt = tables.knobs.dt
+    taken = 0
+    while taken < n_steps and unfinished > 0:
+        unfinished -= _step(tables, state, stats, acc, scratch)
+        taken += 1
+        acc_steps[0] += 1
+        if acc_steps[0] >= sample_every or unfinished == 0:
+            r = rows.count[0]
+            if r < rows.time.shape[0]:
+                span = acc_steps[0] * dt
+                rows.time[r] = clock_time[0]
+                for c in range(n_classes):
+                    rows.class_rate[r, c] = acc_delivered[c] / span
+                for li in range(n_links):
+                    rows.queue[r, li] = standing[li]
+                    rows.paused[r, li] = acc_paused[li] / acc_steps[0]
+                rows.count[0] = r + 1
+            acc_steps[0] = 0
+            acc_paused[:] = 0.0
+            acc_delivered[:] = 0.0
+    return taken

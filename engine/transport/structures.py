@@ -1,0 +1,212 @@
+"""The named groups of arrays and scalars the transport kernels take, one per concern.
+
+Numba passes named tuples into and between nopython functions as typed structures, so the
+step kernel reads ``tables.links.capacity`` instead of taking thirty positional arrays. The
+static description (`Tables`) is built once per run; the evolving state (`State`), the
+window statistics (`Stats`) and the time series (`SampleAcc`, `SampleRows`) are arrays the
+kernels write in place. Units are SI: seconds, bytes, bytes per second.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+CONTROL_NONE, CONTROL_CREDIT, CONTROL_PFC = 0, 1, 2
+
+
+class LinkTable(NamedTuple):
+    """Per link: capacity; what the far end holds for traffic arriving over it (`buffer`)
+    and how it pushes back (`control`: none, credits with their round trip, or PFC with
+    XOFF/XON and the reaction delay in steps); the buffer of the port its egress queue sits
+    in (`egress_buffer`, the drop limit of a lossy fabric) and the marking of that queue
+    (ECN RED thresholds, IB CC FECN threshold, ``inf`` when off)."""
+
+    capacity: np.ndarray
+    buffer: np.ndarray
+    egress_buffer: np.ndarray
+    control: np.ndarray
+    credit_rtt: np.ndarray
+    xoff: np.ndarray
+    xon: np.ndarray
+    react_steps: np.ndarray
+    kmin: np.ndarray
+    kmax: np.ndarray
+    pmax: np.ndarray
+    fecn_threshold: np.ndarray
+
+
+class EntryTable(NamedTuple):
+    """Per (class, hop): its link, the link before it (-1 on the first hop), its class and
+    whether it is the class's last hop. A class's entries are contiguous, in path order."""
+
+    link: np.ndarray
+    prev: np.ndarray
+    cls: np.ndarray
+    last: np.ndarray
+
+
+class ClassTable(NamedTuple):
+    """Per class: its entries ``ptr[c]:ptr[c+1]``, flows, total bytes, start time, the line
+    rate of one flow (its NIC link) and the feedback delay in steps."""
+
+    ptr: np.ndarray
+    multiplicity: np.ndarray
+    size: np.ndarray
+    start: np.ndarray
+    line_rate: np.ndarray
+    feedback_steps: np.ndarray
+
+
+class Injection(NamedTuple):
+    """The sending NIC links and the classes each one carries (``cls[ptr[g]:ptr[g+1]]``)."""
+
+    ptr: np.ndarray
+    link: np.ndarray
+    cls: np.ndarray
+
+
+class Knobs(NamedTuple):
+    """The step, the packet size, whether the fabric is lossy (drops at a full egress
+    queue rather than at a full lossless ingress), which rate controls run, and every how
+    many steps they move (their dynamics are microseconds slow; the queues' are not)."""
+
+    dt: float
+    pkt_bytes: float
+    lossy: bool
+    dcqcn_on: bool
+    ibcc_on: bool
+    cc_every: int
+
+
+class DcqcnKnobs(NamedTuple):
+    """DCQCN fluid-model constants: decrease interval tau, alpha interval tau', gain g,
+    increase timer T, byte counter B (``inf``: none), fast-recovery steps F, additive and
+    hyper increase, minimum rate and the largest cut per event."""
+
+    tau: float
+    tau_alpha: float
+    gain: float
+    timer: float
+    byte_counter: float
+    fast_steps: float
+    rate_ai: float
+    rate_hai: float
+    rate_min: float
+    max_cut: float
+
+
+class IbccKnobs(NamedTuple):
+    """IB CC constants: the share of packets marked while congested, the CCTI step per BECN,
+    its floor and ceiling, the timer per unit decrease, and the CCT shape
+    (multiplier(i) = floor(coef x i^2) >> shift)."""
+
+    mark_fraction: float
+    ccti_increase: float
+    ccti_min: float
+    ccti_limit: float
+    ccti_timer: float
+    cct_coef: float
+    cct_shift: int
+
+
+class Tables(NamedTuple):
+    """Everything static of one run."""
+
+    links: LinkTable
+    entries: EntryTable
+    classes: ClassTable
+    inject: Injection
+    knobs: Knobs
+    dcqcn: DcqcnKnobs
+    ibcc: IbccKnobs
+
+
+class LinkState(NamedTuple):
+    """Per link: bytes held at its far end (`occupancy`; `backlog` without those that
+    arrived in the last step, which stand for the switch pipeline), the far end's pause
+    request now (`xoff`) and its history (`pfc_ring`, one column per step, read with the
+    reaction delay), the ECN marking probability and the IB CC congestion flag of its
+    egress queue, and its standing queue after the last step."""
+
+    occupancy: np.ndarray
+    backlog: np.ndarray
+    xoff: np.ndarray
+    pfc_ring: np.ndarray
+    mark_prob: np.ndarray
+    congested: np.ndarray
+    queue: np.ndarray
+
+
+class ClassState(NamedTuple):
+    """Per entry its queued bytes and drain deadline (``inf`` while bytes still arrive); per
+    class the bytes still to send, delivered, the DCQCN rates R_C, R_T and alpha of one
+    flow, the IB CC index, the finish time (``inf`` until done), and the feedback histories
+    (mark probability along the path, per-flow send rate, BECN flag), one column per step."""
+
+    queue: np.ndarray
+    deadline: np.ndarray
+    remaining: np.ndarray
+    delivered: np.ndarray
+    rc: np.ndarray
+    rt: np.ndarray
+    alpha: np.ndarray
+    ccti: np.ndarray
+    finish: np.ndarray
+    fb_mark: np.ndarray
+    fb_rate: np.ndarray
+    fb_becn: np.ndarray
+
+
+class Clock(NamedTuple):
+    """Steps taken (indexes the histories; jumps do not advance it) and simulated time."""
+
+    step: np.ndarray
+    time: np.ndarray
+
+
+class State(NamedTuple):
+    """Everything that evolves."""
+
+    links: LinkState
+    classes: ClassState
+    clock: Clock
+
+
+class Stats(NamedTuple):
+    """Sums over one window: per class bytes delivered, sent and dropped; per link the time
+    integral of the standing queue, time paused, bytes marked, served and dropped, XOFF
+    events, and the largest standing queue and far-end occupancy seen."""
+
+    delivered: np.ndarray
+    sent: np.ndarray
+    dropped_class: np.ndarray
+    queue_time: np.ndarray
+    paused_time: np.ndarray
+    marked: np.ndarray
+    served: np.ndarray
+    dropped: np.ndarray
+    xoff_events: np.ndarray
+    max_queue: np.ndarray
+    max_occupancy: np.ndarray
+
+
+class SampleAcc(NamedTuple):
+    """What the current sample interval has gathered so far (kept across windows)."""
+
+    delivered: np.ndarray
+    paused: np.ndarray
+    steps: np.ndarray
+
+
+class SampleRows(NamedTuple):
+    """Time series rows written by one window: end time of each sample interval, class
+    delivery rate over it, standing queue at its end, and fraction of it each link was
+    paused; `count` rows are filled."""
+
+    time: np.ndarray
+    class_rate: np.ndarray
+    queue: np.ndarray
+    paused: np.ndarray
+    count: np.ndarray

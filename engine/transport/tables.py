@@ -1,0 +1,251 @@
+"""From a network and a configuration to the kernels' tables and initial state.
+
+Here the mechanisms become per-link numbers: which far ends push back and how (credits,
+PFC, or nothing: a lossy port drops), the PFC thresholds, headroom and reaction delay in
+steps, the credit round trips, the ECN and IB CC thresholds of each egress queue; and per
+class its entries, line rate and feedback delay in steps. `LinkDerived` keeps the
+human-facing numbers (headroom needed, whether each port is lossless) for the result.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.transport.headroom import (
+    credit_round_trip_s,
+    pfc_headroom_bytes,
+    pfc_is_lossless,
+    pfc_thresholds,
+)
+from engine.transport.network import TransportNetwork
+from engine.transport.params import DcqcnParams, IbCcParams, TransportConfig
+from engine.transport.structures import (
+    CONTROL_CREDIT,
+    CONTROL_NONE,
+    CONTROL_PFC,
+    ClassState,
+    ClassTable,
+    Clock,
+    DcqcnKnobs,
+    EntryTable,
+    IbccKnobs,
+    Injection,
+    Knobs,
+    LinkState,
+    LinkTable,
+    SampleAcc,
+    SampleRows,
+    State,
+    Stats,
+    Tables,
+)
+
+CONTROL_OF = {"credit": CONTROL_CREDIT, "pfc": CONTROL_PFC, "none": CONTROL_NONE}
+
+
+@dataclass(frozen=True)
+class LinkDerived:
+    """Per link: its flow control, PFC thresholds, the headroom it needs, whether its buffer
+    holds that headroom (always true for credits and for links into a NIC), and the credit
+    round trip."""
+
+    control: np.ndarray
+    xoff_bytes: np.ndarray
+    xon_bytes: np.ndarray
+    headroom_bytes: np.ndarray
+    lossless: np.ndarray
+    credit_rtt_s: np.ndarray
+
+
+def derive_links(network: TransportNetwork, config: TransportConfig) -> LinkDerived:
+    """The per-link flow-control numbers of `network` under `config`."""
+    links = network.links
+    mode = config.mechanisms.lossless
+    control = np.where(links.into_switch, CONTROL_OF[mode], CONTROL_NONE).astype(np.int64)
+    headroom = pfc_headroom_bytes(
+        links.capacity_Bps, links.propagation_s, links.speed_gbps, config.mtu_bytes, config.pfc
+    )
+    xoff, xon = pfc_thresholds(links.buffer_bytes, headroom, config.mtu_bytes, config.pfc)
+    pfc_ok = pfc_is_lossless(links.buffer_bytes, xoff, headroom)
+    lossless = np.where(control == CONTROL_PFC, pfc_ok, control == CONTROL_CREDIT)
+    lossless |= ~links.into_switch
+    return LinkDerived(
+        control=control,
+        xoff_bytes=np.where(control == CONTROL_PFC, xoff, np.inf),
+        xon_bytes=np.where(control == CONTROL_PFC, xon, np.inf),
+        headroom_bytes=np.where(control == CONTROL_PFC, headroom, 0.0),
+        lossless=lossless,
+        credit_rtt_s=credit_round_trip_s(links.propagation_s, config.credit_overhead_s),
+    )
+
+
+def _entries(network: TransportNetwork) -> EntryTable:
+    classes = network.classes
+    ptr, path = classes.ptr, classes.links
+    n_entries = path.shape[0]
+    cls = np.repeat(np.arange(classes.n_classes, dtype=np.int64), np.diff(ptr))
+    prev = np.full(n_entries, -1, dtype=np.int64)
+    later = np.ones(n_entries, dtype=bool)
+    later[ptr[:-1]] = False
+    prev[later] = path[np.flatnonzero(later) - 1]
+    last = np.zeros(n_entries, dtype=bool)
+    last[ptr[1:] - 1] = True
+    return EntryTable(path.astype(np.int64), prev, cls, last)
+
+
+def _injection(network: TransportNetwork) -> Injection:
+    classes = network.classes
+    first = classes.links[classes.ptr[:-1]]
+    order = np.argsort(first, kind="stable").astype(np.int64)
+    links, counts = np.unique(first[order], return_counts=True)
+    ptr = np.zeros(links.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return Injection(ptr, links.astype(np.int64), order)
+
+
+def dcqcn_knobs(d: DcqcnParams) -> DcqcnKnobs:
+    """The kernel's DCQCN constants from the parameters."""
+    return DcqcnKnobs(
+        tau=float(d.decrease_interval_s),
+        tau_alpha=float(d.alpha_update_s),
+        gain=float(d.alpha_gain),
+        timer=float(d.rate_increase_timer_s),
+        byte_counter=float(d.byte_counter_bytes),
+        fast_steps=float(d.fast_recovery_steps),
+        rate_ai=float(d.additive_increase_Bps),
+        rate_hai=float(d.hyper_increase_Bps),
+        rate_min=float(d.min_rate_Bps),
+        max_cut=float(d.max_decrease_fraction),
+    )
+
+
+def ibcc_knobs(ib: IbCcParams) -> IbccKnobs:
+    """The kernel's IB CC constants from the parameters."""
+    return IbccKnobs(
+        mark_fraction=1.0 / (ib.marking_rate + 1.0),
+        ccti_increase=float(ib.ccti_increase),
+        ccti_min=float(ib.ccti_min),
+        ccti_limit=float(ib.ccti_limit),
+        ccti_timer=float(ib.ccti_timer_s),
+        cct_coef=float(ib.cct_numerator / (ib.cct_index_scale**2 * ib.cct_scale)),
+        cct_shift=int(ib.cct_shift),
+    )
+
+
+def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Tables, LinkDerived]:
+    """The static kernel tables of a run, and the derived per-link numbers."""
+    links = network.links
+    classes = network.classes
+    dt = float(config.dt_s)
+    derived = derive_links(network, config)
+    react = np.maximum(np.floor(derived.headroom_bytes / links.capacity_Bps / dt), 1).astype(
+        np.int64
+    )
+    ecn_on = config.mechanisms.dcqcn
+    ib = config.ib_cc
+    fecn = np.where(
+        links.from_switch & config.mechanisms.ib_cc,
+        ib.threshold_fraction * links.egress_buffer_bytes,
+        np.inf,
+    )
+    link_table = LinkTable(
+        capacity=links.capacity_Bps.astype(np.float64),
+        buffer=links.buffer_bytes.astype(np.float64),
+        egress_buffer=links.egress_buffer_bytes.astype(np.float64),
+        control=derived.control,
+        credit_rtt=derived.credit_rtt_s,
+        xoff=derived.xoff_bytes,
+        xon=derived.xon_bytes,
+        react_steps=react,
+        kmin=links.ecn_kmin_bytes.astype(np.float64),
+        kmax=links.ecn_kmax_bytes.astype(np.float64),
+        pmax=links.ecn_pmax * float(ecn_on),
+        fecn_threshold=fecn.astype(np.float64),
+    )
+    first_links = classes.links[classes.ptr[:-1]]
+    class_table = ClassTable(
+        ptr=classes.ptr.astype(np.int64),
+        multiplicity=classes.multiplicity.astype(np.float64),
+        size=classes.bytes.astype(np.float64),
+        start=classes.start_s.astype(np.float64),
+        line_rate=links.capacity_Bps[first_links].astype(np.float64),
+        feedback_steps=np.maximum(np.round(classes.feedback_delay_s / dt), 0).astype(np.int64),
+    )
+    tables = Tables(
+        links=link_table,
+        entries=_entries(network),
+        classes=class_table,
+        inject=_injection(network),
+        knobs=Knobs(
+            dt,
+            float(config.mtu_bytes),
+            config.mechanisms.lossless == "none",
+            bool(config.mechanisms.dcqcn),
+            bool(config.mechanisms.ib_cc),
+            max(1, round(config.cc_interval_s / dt)),
+        ),
+        dcqcn=dcqcn_knobs(config.dcqcn),
+        ibcc=ibcc_knobs(config.ib_cc),
+    )
+    return tables, derived
+
+
+def initial_state(tables: Tables, config: TransportConfig) -> State:
+    """Empty queues, every flow at line rate (DCQCN's start), IB CC index at its floor."""
+    n_links = tables.links.capacity.shape[0]
+    n_entries = tables.entries.link.shape[0]
+    cl = tables.classes
+    n_classes = cl.size.shape[0]
+    ring_width = int(tables.links.react_steps.max(initial=1)) + 1
+    fb_width = int(cl.feedback_steps.max(initial=0)) + 1
+    line = cl.line_rate
+    return State(
+        links=LinkState(
+            occupancy=np.zeros(n_links),
+            backlog=np.zeros(n_links),
+            xoff=np.zeros(n_links, dtype=np.bool_),
+            pfc_ring=np.zeros((n_links, ring_width), dtype=np.bool_),
+            mark_prob=np.zeros(n_links),
+            congested=np.zeros(n_links, dtype=np.bool_),
+            queue=np.zeros(n_links),
+        ),
+        classes=ClassState(
+            queue=np.zeros(n_entries),
+            deadline=np.full(n_entries, math.inf),
+            remaining=cl.size.copy(),
+            delivered=np.zeros(n_classes),
+            rc=line.copy(),
+            rt=line.copy(),
+            alpha=np.full(n_classes, float(config.dcqcn.initial_alpha)),
+            ccti=np.full(n_classes, float(config.ib_cc.ccti_min)),
+            finish=np.full(n_classes, math.inf),
+            fb_mark=np.zeros((n_classes, fb_width)),
+            fb_rate=np.zeros((n_classes, fb_width)),
+            fb_becn=np.zeros((n_classes, fb_width)),
+        ),
+        clock=Clock(np.zeros(1, dtype=np.int64), np.zeros(1)),
+    )
+
+
+def new_stats(n_links: int, n_classes: int) -> Stats:
+    """Zeroed window statistics."""
+    return Stats(*(np.zeros(n_classes) for _ in range(3)), *(np.zeros(n_links) for _ in range(8)))
+
+
+def new_sample_acc(n_links: int, n_classes: int) -> SampleAcc:
+    """An empty sample accumulator."""
+    return SampleAcc(np.zeros(n_classes), np.zeros(n_links), np.zeros(1, dtype=np.int64))
+
+
+def new_rows(n_rows: int, n_links: int, n_classes: int) -> SampleRows:
+    """Room for `n_rows` time-series rows."""
+    return SampleRows(
+        np.zeros(n_rows),
+        np.zeros((n_rows, n_classes)),
+        np.zeros((n_rows, n_links)),
+        np.zeros((n_rows, n_links)),
+        np.zeros(1, dtype=np.int64),
+    )

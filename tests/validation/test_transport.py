@@ -1,0 +1,311 @@
+"""The transport model against closed forms and published results.
+
+Every tolerance is stated before the model's number is looked at and says where it comes
+from; a miss means a missing mechanism, not a wider tolerance. Sources (the originals; the
+project's notes in reference/congestion.md list them):
+
+- [ECND16] Zhu, Ghobadi, Misra, Padhye, "ECN or Delay: Lessons Learnt from Analysis of DCQCN
+  and TIMELY", ACM CoNEXT 2016, doi:10.1145/2999572.2999593: the DCQCN fluid model, its
+  parameters (40 Gb/s, Kmin 5 KB, Kmax 200 KB, Pmax 1%, tau 50 us, tau' 55 us, T 55 us,
+  B 10 MB, F 5, R_AI 40 Mb/s, g 1/256), its fixed point, the stability result for feedback
+  delays of 4 us and 85 us, and the fair, convergent fixed point.
+- [BIFROST] Yu et al., "Bifrost: Extending RoCE for Long Distance Inter-DC Links", IEEE ICNP
+  2023: InfiniBand credits in 64-byte blocks, so a VL sustains buffer / credit round trip;
+  PFC needs headroom of about one link bandwidth-delay product.
+- [SONiC] buffer_headroom_*.lua: the PFC headroom terms (cable, MTU at each end, peer
+  response from IEEE 802.3 Annex 31B.3.7).
+- [GRAN10] Gran et al., "First experiences with congestion control in InfiniBand hardware",
+  IEEE IPDPS 2010: congestion trees block victim flows; IB CC, set right, resolves them.
+- [GUO16] Guo et al., "RDMA over Commodity Ethernet at Scale", ACM SIGCOMM 2016: PFC pauses
+  spread and stop innocent flows (head-of-line blocking).
+Derived closed forms (N:1 incast, credit cap, pause share, victim share) are the arithmetic
+of these mechanisms, marked (D).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine.transport.defaults import dcqcn_params, ecn_params, transport_config
+from engine.transport.headroom import credit_limited_rate_Bps, credit_round_trip_s
+from engine.transport.params import Mechanisms, PfcParams, SettleParams
+from engine.transport.simulate import simulate
+from engine.transport.workloads import (
+    FIBER_NS_PER_M,
+    LinkShape,
+    SwitchSpec,
+    incast,
+    long_cable,
+    switch_spec,
+    victim_incast,
+)
+
+LINE = 400e9 / 8  # bytes/s of a 400G link (header efficiency 1 in these networks)
+
+
+@pytest.fixture(scope="module")
+def ib(catalog):
+    return transport_config(catalog, "infiniband", "qm9700"), switch_spec(catalog, "qm9700", 400)
+
+
+@pytest.fixture(scope="module")
+def pfc(catalog):
+    config = transport_config(catalog, "roce", "sn5600")
+    return replace(config, mechanisms=Mechanisms("pfc", False, False)), switch_spec(
+        catalog, "sn5600", 400
+    )
+
+
+# --- N:1 incast: 1/N each, receiver full (D) ------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [8, 64])
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+def test_incast_shares_the_receiver_link_equally_and_fills_it(n, mechanism, ib, pfc):
+    config, spec = ib if mechanism == "ib_credits" else pfc
+    # 8 MB per sender: the incast outlasts the time the switch buffers take to fill
+    # (N x XOFF of about 0.93 MB under PFC), so the steady state is what is measured.
+    network = incast(n, spec, 8e6)
+    result = simulate(network, config)
+    ideal_end = n * 8e6 / LINE
+    t0, t1 = 0.25 * ideal_end, 0.75 * ideal_end
+    rates = result.mean_rate_Bps(t0, t1)
+    # The ideal (max-min) transport: exactly 1/N each.
+    np.testing.assert_allclose(result.ideal_rate_Bps, LINE / n, rtol=1e-9)
+    # Mechanisms: 1/N each within 1%, the receiver link at least 99% busy, finish within 2%
+    # of the ideal, lossless (nothing dropped, no buffer above its size).
+    np.testing.assert_allclose(rates, LINE / n, rtol=0.01)
+    assert rates.sum() >= 0.99 * LINE
+    np.testing.assert_allclose(result.finish_s, result.ideal_finish_s, rtol=0.02)
+    assert result.dropped_bytes.sum() == 0.0
+    assert np.all(result.max_occupancy_bytes <= network.links.buffer_bytes)
+    if mechanism == "roce_pfc":
+        # Each sender's port is paused about (1 - 1/N) of the time while the incast lasts
+        # (D: N senders at line rate into one port of the same rate); within 0.05.
+        senders = np.flatnonzero(network.links.into_switch)
+        np.testing.assert_allclose(result.mean_paused(t0, t1)[senders], 1 - 1 / n, atol=0.05)
+
+
+# --- InfiniBand credits on a long cable: min(C, buffer / round trip) [BIFROST] (D) -----------
+
+
+@pytest.mark.parametrize("length_m", [10.0, 500.0, 2000.0])
+def test_a_credit_limited_link_reaches_buffer_over_round_trip(length_m, ib):
+    config, spec = ib
+    result = simulate(long_cable(length_m, spec, 50e6), config)
+    rtt = credit_round_trip_s(
+        np.array([length_m * FIBER_NS_PER_M * 1e-9]), config.credit_overhead_s
+    )
+    expected = credit_limited_rate_Bps(np.array([LINE]), np.array([spec.port_buffer_bytes]), rtt)[0]
+    if length_m == 10.0:
+        assert expected == LINE  # a short cable is not credit-limited
+    else:
+        assert expected < LINE
+    end = result.makespan_s
+    assert result.mean_rate_Bps(0.2 * end, 0.8 * end)[0] == pytest.approx(expected, rel=0.01)
+    assert result.dropped_bytes.sum() == 0.0
+    assert np.all(result.max_occupancy_bytes <= result.network.links.buffer_bytes)
+
+
+# --- DCQCN: the published fluid model's fixed point, stability and convergence [ECND16] -----
+
+
+def _paper_setup(catalog, dt_s: float):
+    """The paper's 40G setting: DCQCN with its parameters, 1 KB packets, ECN at the switch,
+    no PFC and a buffer that never fills (the analysis has neither)."""
+    profile = catalog.technology("dcqcn-paper")
+    config = transport_config(catalog, "roce", "sn5600", dcqcn_profile="dcqcn-paper")
+    config = replace(
+        config,
+        mechanisms=Mechanisms("none", True, False),
+        mtu_bytes=float(profile.value("packet_bytes")),
+        dt_s=dt_s,
+        cc_interval_s=dt_s,
+        sample_interval_s=20e-6,
+        settle=SettleParams(enabled=False),
+    )
+    spec = SwitchSpec(port_buffer_bytes=1e12, ecn=ecn_params(profile), latency_s=0.0)
+    shape = LinkShape(gbps=float(profile.value("link_gbps")))
+    return config, spec, shape, ecn_params(profile)
+
+
+def _published_queue(catalog, n: int) -> float:
+    """q* = Kmin + (p*/Pmax)(Kmax - Kmin), p* solving the fluid model's rest equations
+    (dR_C/dt = dR_T/dt = 0 at R_C = C/N) of [ECND16], by bisection, in packets as the paper."""
+    d = dcqcn_params(catalog, "dcqcn-paper")
+    ecn = ecn_params(catalog.technology("dcqcn-paper"))
+    pkt, c = 1000.0, 40e9 / 8
+    rp, bp, tp = c / n / pkt, d.byte_counter_bytes / pkt, d.rate_increase_timer_s * c / n / pkt
+    tau, taup, f, r_ai = (
+        d.cnp_interval_s,
+        d.alpha_update_s,
+        d.fast_recovery_steps,
+        d.additive_increase_Bps / pkt,
+    )
+
+    def excess(p):
+        lk = math.log1p(-p)
+        a = 1 - math.exp(tau * rp * lk)
+        alpha = 1 - math.exp(taup * rp * lk)
+        b = p / math.expm1(-bp * lk)
+        dd = p / math.expm1(-tp * lk)
+        cc, e = b * math.exp(f * bp * lk), dd * math.exp(f * tp * lk)
+        # R_T - R_C = R alpha a / (tau R (b + d)) from dR_C/dt = 0, put into dR_T/dt = 0
+        # (rates in packets/s; b, d, c, e as in the paper, per packet of rate):
+        return alpha * a * a / (tau * tau * (b + dd)) - r_ai * rp * (cc + e)
+
+    lo, hi = 1e-9, 0.2
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if excess(mid) > 0 else (mid, hi)
+    return ecn.kmin_bytes + lo / ecn.pmax * (ecn.kmax_bytes - ecn.kmin_bytes)
+
+
+@pytest.mark.parametrize("n", [2, 10])
+def test_dcqcn_settles_at_the_published_fixed_point(catalog, n):
+    config, spec, shape, ecn = _paper_setup(catalog, dt_s=1e-6)
+    q_star = _published_queue(catalog, n)
+    assert ecn.kmin_bytes < q_star < ecn.kmax_bytes
+    result = simulate(incast(n, spec, 1e12, shape, feedback_delay_s=4e-6), config, horizon_s=0.2)
+    q_min, q_max = result.queue_range(0.15, 0.2)
+    receiver = 1
+    # Queue within 2% of q*, rates equal at C/N within 0.5%.
+    assert q_min[receiver] >= 0.98 * q_star and q_max[receiver] <= 1.02 * q_star
+    np.testing.assert_allclose(result.mean_rate_Bps(0.15, 0.2), 40e9 / 8 / n, rtol=0.005)
+
+
+@pytest.mark.parametrize("delay_s", [4e-6, 85e-6])
+def test_dcqcn_with_many_senders_is_a_known_gap(catalog, delay_s):
+    # [ECND16] finds DCQCN stable for every N at tau* = 4 us, and for N = 64 at 85 us too.
+    # For N = 64 at 40G the fixed point needs p* > Pmax: the queue can only rest at Kmax, where
+    # RED steps from Pmax to 1, and there this fluid model keeps oscillating (about 0.76-1.05
+    # Kmax at a 25 ns step, wider at 1 us) instead of resting within [0.75, 1.05] Kmax. What
+    # holds: the link stays full at 4 us. The test keeps the gap so that closing it is noticed.
+    config, spec, shape, ecn = _paper_setup(catalog, dt_s=1e-6)
+    result = simulate(
+        incast(64, spec, 1e12, shape, feedback_delay_s=delay_s), config, horizon_s=0.1
+    )
+    q_min, q_max = result.queue_range(0.05, 0.1)
+    if delay_s == 4e-6:
+        assert result.mean_rate_Bps(0.05, 0.1).sum() >= 0.97 * 40e9 / 8
+    at_rest = q_min[1] >= 0.75 * ecn.kmax_bytes and q_max[1] <= 1.05 * ecn.kmax_bytes
+    assert not at_rest, "N = 64 now rests near Kmax: drop this known gap"
+    pytest.xfail("N = 64 oscillates around Kmax in the model; the paper finds it stable")
+
+
+@pytest.mark.parametrize(
+    "n,delay_s,dt_s,stable",
+    [(10, 4e-6, 1e-6, True), (10, 85e-6, 0.25e-6, False), (2, 85e-6, 0.2e-6, True)],
+)
+def test_dcqcn_stability_depends_on_the_feedback_delay(catalog, n, delay_s, dt_s, stable):
+    # [ECND16] Stability: with tau* = 4 us DCQCN is stable for every N; with 85 us it is
+    # unstable for N = 10 and stable for N = 2. Stable: the queue swings less than 20% of q*
+    # over the last 50 ms; unstable: more than 50% of q*.
+    config, spec, shape, _ = _paper_setup(catalog, dt_s=dt_s)
+    q_star = _published_queue(catalog, n)
+    result = simulate(
+        incast(n, spec, 1e12, shape, feedback_delay_s=delay_s), config, horizon_s=0.25
+    )
+    q_min, q_max = result.queue_range(0.2, 0.25)
+    swing = (q_max[1] - q_min[1]) / q_star
+    if stable:
+        assert swing < 0.2
+    else:
+        assert swing > 0.5
+
+
+def test_dcqcn_converges_to_equal_rates(catalog):
+    # [ECND16] Theorems: the fixed point is fair (C/N each) and the rate gap of two flows
+    # shrinks every AIMD cycle. A flow joins 5 ms late: the gap shrinks from one window to the
+    # next (25, 50, 90 ms) and ends under 2% of C/2. (A first version asked for 2% already at
+    # 25 ms; the model's gap there is 12%: the paper's equations give the gap a time constant
+    # of at least 2 tau / (alpha* a*), about 11 ms for N = 2, so that demand had no basis.)
+    config, spec, shape, _ = _paper_setup(catalog, dt_s=1e-6)
+    network = incast(2, spec, 1e12, shape, feedback_delay_s=4e-6, start_s=[0.0, 5e-3])
+    result = simulate(network, config, horizon_s=0.1)
+    fair = 40e9 / 8 / 2
+    gaps = []
+    for t0 in (25e-3, 50e-3, 90e-3):
+        r = result.mean_rate_Bps(t0, t0 + 5e-3)
+        gaps.append(abs(r[0] - r[1]) / fair)
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 0.02
+
+
+# --- PFC headroom: lossless only when the buffer above XOFF holds it [SONiC, BIFROST] -------
+
+
+def test_pfc_with_enough_headroom_overshoots_xoff_by_its_arithmetic_and_drops_nothing(pfc):
+    config, spec = pfc
+    n = 8
+    network = incast(n, spec, 4e6)
+    result = simulate(network, config)
+    senders = np.flatnonzero(network.links.into_switch)
+    assert result.lossless.all() and result.dropped_bytes.sum() == 0.0
+    overshoot = result.max_occupancy_bytes[senders] - result.xoff_bytes[senders]
+    headroom = result.headroom_bytes[senders]
+    # (D) After XOFF a port fills at (C - C/N) until the pause lands: (1 - 1/N) of the
+    # headroom, less one step of discretisation (within 15%), never more than the headroom.
+    assert np.all(overshoot <= headroom)
+    assert np.all(overshoot >= 0.85 * (1 - 1 / n) * headroom)
+
+
+def test_pfc_with_too_little_headroom_drops_and_recovers_by_resending(pfc):
+    config, spec = pfc
+    headroom = 2 * 3 * FIBER_NS_PER_M * 1e-9 * LINE + 57920 + 2 * config.mtu_bytes
+    short = replace(
+        config,
+        pfc=PfcParams(
+            config.pfc.response_bytes_by_gbps,
+            config.pfc.xon_offset_bytes,
+            xoff_bytes=spec.port_buffer_bytes - headroom / 4,
+        ),
+    )
+    network = incast(8, spec, 4e6)
+    result = simulate(network, short)
+    senders = np.flatnonzero(network.links.into_switch)
+    assert not result.lossless[senders].any()
+    assert result.dropped_bytes[senders].sum() > 0.0
+    assert result.finished
+    np.testing.assert_allclose(result.delivered_bytes, network.classes.bytes, rtol=1e-9)
+    assert np.all(result.max_occupancy_bytes <= network.links.buffer_bytes * (1 + 1e-9))
+
+
+# --- Head-of-line blocking of a victim flow [GUO16, GRAN10] (D) ------------------------------
+
+
+@pytest.mark.parametrize("n", [4, 16])
+@pytest.mark.parametrize("mechanism", ["roce_pfc", "ib_credits"])
+def test_a_victim_sharing_a_paused_port_gets_about_one_nth(n, mechanism, ib, pfc):
+    # (D) The incast pauses (or starves of credits) the uplink the victim shares with one
+    # incast sender; the uplink serves the two in turn, so the victim gets about C/N instead
+    # of the C(1 - 1/N) an ideal transport gives it. Within 20% of C/N, nothing dropped.
+    config, spec = ib if mechanism == "ib_credits" else pfc
+    network = victim_incast(n, spec, 50e6, 50e6)
+    result = simulate(network, config, horizon_s=2e-3)
+    victim = 1
+    assert result.ideal_rate_Bps[victim] == pytest.approx(LINE * (1 - 1 / n))
+    assert result.mean_rate_Bps(0.5e-3, 2e-3)[victim] == pytest.approx(LINE / n, rel=0.2)
+    assert result.dropped_bytes.sum() == 0.0
+
+
+def test_ib_congestion_control_frees_the_victim_of_a_congestion_tree(ib):
+    # [GRAN10]: IB CC, with working parameters, resolves the congestion tree. With four
+    # senders the victim gains at least 1.5x, the root queue halves, the receiver stays
+    # at least 95% busy.
+    config, spec = ib
+    network = victim_incast(4, spec, 50e6, 50e6)
+    runs = {}
+    for cc in (False, True):
+        cfg = replace(config, mechanisms=Mechanisms("credit", False, cc))
+        runs[cc] = simulate(network, cfg, horizon_s=2e-3)
+    off, on = runs[False], runs[True]
+    victim, root = 1, network.link_names.index("s2->r")
+    assert on.mean_rate_Bps(0.5e-3, 2e-3)[victim] >= 1.5 * off.mean_rate_Bps(0.5e-3, 2e-3)[victim]
+    assert on.mean_queue_bytes[root] <= 0.5 * off.mean_queue_bytes[root]
+    to_r = [c for c in range(network.classes.n_classes) if c != victim]
+    assert on.mean_rate_Bps(0.5e-3, 2e-3)[to_r].sum() >= 0.95 * LINE
