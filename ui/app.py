@@ -39,10 +39,12 @@ def run_app() -> int:
     from PySide6.QtWidgets import QApplication
 
     from ui.about import application_icon
+    from ui.collector import install_gui_thread_collector
     from ui.settings import app_settings
     from ui.theme import THEME_SETTING, apply_app_theme, theme_named
 
     app = QApplication.instance() or QApplication(sys.argv)
+    install_gui_thread_collector(app)  # engine threads never run Qt destructors (ui.collector)
     app.setApplicationName("FabricLab")
     app.setOrganizationName("FabricLab")
     app.setDesktopFileName("fabriclab")  # matches packaging/fabriclab.desktop (Wayland app id)

@@ -73,9 +73,11 @@ class WindowCheck:
         from PySide6.QtCore import QEventLoop, QTimer
         from PySide6.QtWidgets import QApplication
 
+        from ui.collector import install_gui_thread_collector
         from ui.main_window import MainWindow
 
         app = QApplication.instance() or QApplication([sys.argv[0]])
+        install_gui_thread_collector(app)
         app.setApplicationName("FabricLab")
         self.window = window = MainWindow(scenario=self.scenario, evaluate_on_start=False)
         window.resize(*WINDOW_SIZE_PX)
