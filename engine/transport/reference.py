@@ -38,7 +38,8 @@ def red_probability(queue: float, kmin: float, kmax: float, pmax: float) -> floa
         return 0.0
     if queue > kmax:
         return 1.0
-    return pmax * (queue - kmin) / (kmax - kmin)
+    # the fraction first, capped at 1, so rounding never lifts it past Pmax at Kmax
+    return pmax * min((queue - kmin) / (kmax - kmin), 1.0)
 
 
 def _counter_rate(rate_pkts: float, span: float, log_keep: float, p: float) -> float:
