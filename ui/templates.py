@@ -140,8 +140,7 @@ class TemplateDialog(QDialog):
         try:
             scenario = generate(self.template_combo.currentText(), **self.params())
         except ScenarioError as exc:
-            text = "; ".join(p.message for p in exc.problems) or str(exc)
-            self.error_label.setText(text)
+            self.error_label.setText(exc.brief())
             return None
         except (ValueError, TypeError, KeyError) as exc:
             self.error_label.setText(str(exc))

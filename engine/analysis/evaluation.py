@@ -143,7 +143,8 @@ def collective_summary(
 ) -> dict[str, Any]:
     """The scenario's collective (workload op, algorithm, ranks) at `sizes` bytes
     (default: the workload's `message_bytes`)."""
-    from engine.collectives.timing import CollectiveEngine, placement
+    from engine.collectives.placement import placement
+    from engine.collectives.timing import CollectiveEngine
 
     w = fabric.scenario.workload
     engine = CollectiveEngine(fabric, catalog, router)
@@ -159,11 +160,6 @@ def training_summary(fabric: Fabric, catalog: Catalog) -> dict[str, Any]:
     from engine.training.step import train_step
 
     return train_step(fabric, fabric.scenario.workload.training, catalog)
-
-
-def _reason(exc: ScenarioError) -> str:
-    """A refusal in one line, for a part of the report that could not be computed."""
-    return "; ".join(p.message for p in exc.problems) or str(exc)
 
 
 def evaluate(
@@ -210,7 +206,7 @@ def evaluate(
         except ScenarioError as exc:
             if not keep_going:
                 raise
-            found["training_error"] = _reason(exc)
+            found["training_error"] = exc.brief()
     if "cost" in parts:
         from engine.cost.report import cost_report
 
@@ -225,7 +221,7 @@ def evaluate(
         except ScenarioError as exc:
             if not keep_going:
                 raise
-            found["cost_error"] = _reason(exc)
+            found["cost_error"] = exc.brief()
     checkpoint(progress, 1.0, "done")
     return EvaluationResult(
         **found, warnings=tuple(str(w) for w in fabric.warnings), expand_s=t_expand

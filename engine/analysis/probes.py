@@ -11,7 +11,8 @@ import numpy as np
 
 from engine.analysis.results import CollectiveSummary, CostReport, TrainingResult
 from engine.catalog.devices import Catalog
-from engine.collectives.timing import CollectiveEngine, placement
+from engine.collectives.placement import placement
+from engine.collectives.timing import CollectiveEngine
 from engine.cost.report import cost_report
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand

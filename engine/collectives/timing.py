@@ -12,8 +12,8 @@ Technology effects (engine.collectives.technology): header efficiency (in the li
 capacities), NVLink protocol efficiency, ``incast_efficiency`` on links shared by several
 flows (congestion control under contention), and packet loss with its recovery (link-level
 retransmission, go-back-N, selective repeat) as retransmitted bytes and an expected recovery
-delay per step. The result type lives in `engine.collectives.result` and rank placement in
-`engine.collectives.placement`; both stay importable from here, where callers found them.
+delay per step. The result type lives in `engine.collectives.result`, rank placement in
+`engine.collectives.placement`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
-from engine.collectives.placement import placement
 from engine.collectives.result import CollectiveResult
 from engine.collectives.schedules import (
     ALGORITHMS,
@@ -43,15 +42,6 @@ from engine.model.errors import Problem, ScenarioError
 from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.topology.expand import NVLINK_BUNDLE, Fabric
-
-__all__ = [
-    "DEFAULT_SIZES",
-    "FLUID_MAX_FLOWS",
-    "CollectiveEngine",
-    "CollectiveResult",
-    "StageProfile",
-    "placement",
-]
 
 # Stages with more flows than this are timed by one max-min allocation instead of the
 # event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).

@@ -16,8 +16,8 @@ opened for real. A new library is built aside and moved into place whole
 ``create=False`` (or ``read_only=True``) never creates one. Every failure, on opening or
 later, is one `LibraryError` naming the file and the kind of trouble
 (`engine.library.errors`); a refused file is left exactly as it was.
-The tables and migrations live in `engine.library.schema`; `diff` (engine.library.scenario_diff)
-and `json_safe` (engine.library.plain_json) stay importable from here, where callers found them.
+The tables and migrations live in `engine.library.schema`, scenario diffs in
+`engine.library.scenario_diff`.
 """
 
 from __future__ import annotations
@@ -40,21 +40,9 @@ from engine.library import connection, creation, files, probe
 from engine.library.connection import Transaction
 from engine.library.errors import LibraryError, damaged, explain, no_library, not_utf8
 from engine.library.plain_json import json_safe
-from engine.library.scenario_diff import diff
 from engine.library.schema import SCHEMA_VERSION, create_v1
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario, from_json, scenario_to_dict, to_json
-
-__all__ = [
-    "BUSY_TIMEOUT_S",
-    "Entry",
-    "Library",
-    "LibraryError",
-    "content_hash",
-    "default_library_path",
-    "diff",
-    "json_safe",
-]
 
 SQLITE_MAGIC = files.SQLITE_MAGIC
 BUSY_TIMEOUT_S = 30.0

@@ -32,3 +32,7 @@ class ScenarioError(Exception):
             problems = [problems]
         self.problems: list[Problem] = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    def brief(self) -> str:
+        """The problems' messages in one line, for a status line or a part that failed."""
+        return "; ".join(p.message for p in self.problems) or str(self)

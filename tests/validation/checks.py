@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.catalog.devices import default_catalog
-from engine.collectives.timing import CollectiveEngine, placement
+from engine.collectives.placement import placement
+from engine.collectives.timing import CollectiveEngine
 from engine.presets.scenarios import load_preset
 from engine.topology.expand import expand
 

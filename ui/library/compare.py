@@ -13,7 +13,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 
 from engine.analysis import AppReport
-from engine.library.store import Library, diff
+from engine.library.scenario_diff import diff
+from engine.library.store import Library
 from engine.model.scenario import Scenario
 from ui.library.cache import cached_report
 from ui.library.dialogs import LIBRARY_ERRORS, DiffDialog, error_text

@@ -24,7 +24,7 @@ from ui.work.tasks import Task, TaskWorker
 def failure_text(error: object) -> str:
     """Why a latency curve could not be computed, in one line."""
     if isinstance(error, ScenarioError):
-        return "; ".join(p.message for p in error.problems) or str(error)
+        return error.brief()
     return f"{type(error).__name__}: {error}"
 
 

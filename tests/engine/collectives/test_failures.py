@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.collectives.timing import CollectiveEngine, placement
+from engine.collectives.placement import placement
+from engine.collectives.timing import CollectiveEngine
 from engine.model.errors import ScenarioError
 from engine.model.scenario import apply_override
 from engine.presets.scenarios import load_preset

@@ -56,7 +56,8 @@ def test_a_part_maps_its_progress_into_its_slice():
 
 
 def test_a_collective_stops_between_routing_and_rates_when_asked(catalog):
-    from engine.collectives.timing import CollectiveEngine, placement
+    from engine.collectives.placement import placement
+    from engine.collectives.timing import CollectiveEngine
     from engine.topology.expand import expand
 
     fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)

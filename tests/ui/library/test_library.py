@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine.analysis import AppReport, open_library
-from engine.library.store import Library, diff
+from engine.library.scenario_diff import diff
+from engine.library.store import Library
 from engine.model.scenario import from_json, to_json
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset
 from ui.app import open_main_window
