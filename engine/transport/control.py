@@ -6,7 +6,8 @@ Pmax at Kmax, every packet above Kmax.
 DCQCN is the fluid model of Zhu, Ghobadi, Misra and Padhye (CoNEXT 2016), per flow, with the
 mark probability p and the flow's send rate R as the sender sees them one feedback delay
 late: a CNP arrives in a decrease interval tau with probability a = 1 - (1-p)^(tau R); each
-cuts R_C by alpha/2 and sets R_T = R_C; alpha follows the share of alpha intervals with a
+cuts R_C by alpha/2 and sets R_T = R_C (NVIDIA's firmware: only when the rate was raised
+since the cut before, see `_clamp_share`); alpha follows the share of alpha intervals with a
 mark; the timer (every T) and the byte counter (every B bytes) raise the rate, the first F
 stages by fast recovery towards R_T, later ones by additive increase of R_T. Hyper increase
 (NVIDIA's later stage) is this model's extension: increase events when both counters have
@@ -57,6 +58,19 @@ def _events_without_mark(rate_pkts: float, span: float, log_keep: float, p: floa
 
 
 @njit(cache=True, nogil=True)
+def _clamp_share(cuts: float, byte_events: float, timer_events: float, k: DcqcnKnobs) -> float:
+    """The share of cuts that also set R_T = R_C: all of them in the published model;
+    otherwise those with an increase event since the cut before (stationary odds of the
+    increase events winning the race against the next cut)."""
+    if k.clamp_always > 0.0:
+        return 1.0
+    raises = byte_events + k.clamp_after_timer * timer_events
+    if raises <= 0.0:
+        return 0.0
+    return raises / (raises + cuts)
+
+
+@njit(cache=True, nogil=True)
 def dcqcn_derivatives(
     rc: float, rt: float, alpha: float, p: float, rate_seen: float, k: DcqcnKnobs, pkt: float
 ) -> tuple[float, float, float]:
@@ -91,7 +105,7 @@ def dcqcn_derivatives(
     cut = min(alpha / 2.0, k.max_cut)
     d_alpha = k.gain / k.tau_alpha * (alpha_target - alpha)
     d_rt = (
-        -(rt - rc) * a / k.tau
+        -(rt - rc) * a / k.tau * _clamp_share(a / k.tau, r_b, r_d, k)
         + k.rate_ai * (r_c + r_e)
         + (k.rate_hai - k.rate_ai) * (r_b + r_d) * hyper
     )

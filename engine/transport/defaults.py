@@ -45,6 +45,8 @@ def dcqcn_params(catalog: Catalog, profile: str = "dcqcn-nvidia") -> DcqcnParams
             if p.has("rate_decrease_period_us")
             else 0.0
         ),
+        clamp_target_always=bool(p.value("clamp_target_rate")),
+        clamp_target_after_timer=bool(p.value("clamp_target_rate_after_timer")),
     )
 
 

@@ -22,7 +22,12 @@ class DcqcnParams:
 
     `rate_decrease_period_s` bounds how often a flow is cut (NVIDIA's RATE_REDUCE_MONITOR_PERIOD);
     the model cuts at most once per ``max(cnp_interval_s, rate_decrease_period_s)``.
-    `byte_counter_bytes` of ``inf`` means no byte counter (NVIDIA's firmware as modelled in ns-3).
+    `byte_counter_bytes` of ``inf`` means no byte counter.
+    `clamp_target_always` is the published DCQCN (every cut sets the target rate R_T to the
+    current rate R_C); without it, as NVIDIA's CLAMP_TGT_RATE = 0, a cut sets R_T only when
+    the rate was raised since the last cut, by the byte counter or, with
+    `clamp_target_after_timer` (CLAMP_TGT_RATE_AFTER_TIME_INC), by the timer too: a train
+    of cuts then keeps the target the flow had before it.
     """
 
     cnp_interval_s: float
@@ -37,6 +42,8 @@ class DcqcnParams:
     min_rate_Bps: float
     max_decrease_fraction: float
     rate_decrease_period_s: float = 0.0
+    clamp_target_always: bool = True
+    clamp_target_after_timer: bool = True
 
     @property
     def decrease_interval_s(self) -> float:

@@ -75,8 +75,13 @@ def dcqcn_derivatives(rc, rt, alpha, p, rate_seen, k: DcqcnKnobs, pkt):
         both_past_f = math.exp((k.fast_steps + 1.0) * timer_pkts * log_keep)
     cut = min(alpha / 2.0, k.max_cut)
     d_alpha = k.gain / k.tau_alpha * (alpha_target - alpha)
+    cuts = a / k.tau
+    raises = byte_events + k.clamp_after_timer * timer_events
+    clamp = raises / (raises + cuts) if raises > 0.0 else 0.0
+    if k.clamp_always > 0.0:
+        clamp = 1.0
     d_rt = (
-        -(rt - rc) * a / k.tau
+        -(rt - rc) * cuts * clamp
         + k.rate_ai * (byte_past_f + timer_past_f)
         + (k.rate_hai - k.rate_ai) * (byte_events + timer_events) * both_past_f
     )

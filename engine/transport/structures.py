@@ -83,7 +83,9 @@ class Knobs(NamedTuple):
 class DcqcnKnobs(NamedTuple):
     """DCQCN fluid-model constants: decrease interval tau, alpha interval tau', gain g,
     increase timer T, byte counter B (``inf``: none), fast-recovery steps F, additive and
-    hyper increase, minimum rate and the largest cut per event."""
+    hyper increase, minimum rate, the largest cut per event, and when a cut also sets the
+    target rate to the current one (1.0: at every cut; 0.0: only after an increase event,
+    of the byte counter, or of the timer too when `clamp_after_timer` is 1.0)."""
 
     tau: float
     tau_alpha: float
@@ -95,6 +97,8 @@ class DcqcnKnobs(NamedTuple):
     rate_hai: float
     rate_min: float
     max_cut: float
+    clamp_always: float
+    clamp_after_timer: float
 
 
 class IbccKnobs(NamedTuple):

@@ -119,6 +119,8 @@ def dcqcn_knobs(d: DcqcnParams) -> DcqcnKnobs:
         rate_hai=float(d.hyper_increase_Bps),
         rate_min=float(d.min_rate_Bps),
         max_cut=float(d.max_decrease_fraction),
+        clamp_always=1.0 if d.clamp_target_always else 0.0,
+        clamp_after_timer=1.0 if d.clamp_target_after_timer else 0.0,
     )
 
 

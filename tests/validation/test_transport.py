@@ -18,6 +18,12 @@ project's notes in reference/congestion.md list them):
   IEEE IPDPS 2010: congestion trees block victim flows; IB CC, set right, resolves them.
 - [GUO16] Guo et al., "RDMA over Commodity Ethernet at Scale", ACM SIGCOMM 2016: PFC pauses
   spread and stop innocent flows (head-of-line blocking).
+- [BARRE] Peng et al., "Barre: Empowering Simplified and Versatile Programmable Congestion
+  Control in High-Speed AI Clusters", USENIX ATC 2025, Fig. 12 and Table 2: 4 clients to one
+  server at 400G on BlueField-3; DCQCN at NVIDIA's defaults is unfair and oscillating, the
+  server at worst 197.7 Gb/s; retuned (CNP interval 0-2 us, RPG_MIN_DEC_FAC 80-98,
+  RATE_REDUCE_MONITOR_PERIOD 1-4 us, RPG_AI_RATE 8-20, RPG_TIME_RESET 20-100 us) stable,
+  fair and near line rate.
 Derived closed forms (N:1 incast, credit cap, pause share, victim share) are the arithmetic
 of these mechanisms, marked (D).
 """
@@ -234,6 +240,71 @@ def test_dcqcn_converges_to_equal_rates(catalog):
         gaps.append(abs(r[0] - r[1]) / fair)
     assert gaps[0] > gaps[1] > gaps[2]
     assert gaps[2] < 0.02
+
+
+# --- DCQCN at NVIDIA's firmware defaults [BARRE] ---------------------------------------------
+
+
+def _nvidia_dcqcn(catalog):
+    config = transport_config(catalog, "roce", "sn5600")
+    return replace(config, mechanisms=Mechanisms("pfc", True, False)), switch_spec(
+        catalog, "sn5600", 400
+    )
+
+
+def test_dcqcn_at_nvidia_defaults_keeps_a_4_to_1_incast_busy(catalog):
+    # [BARRE] Fig. 12: at the defaults the server's throughput oscillates and falls as low as
+    # 197.7 Gb/s (0.49 of 400G), it does not collapse. Written before the first run: over
+    # 2-10 ms the receiver link is on average at least 0.49 busy, and no sender is starved
+    # (each at least a tenth of its fair share).
+    config, spec = _nvidia_dcqcn(catalog)
+    result = simulate(incast(4, spec, 1e12), config, horizon_s=10e-3)
+    rates = result.mean_rate_Bps(2e-3, 10e-3)
+    assert rates.sum() >= 0.49 * LINE
+    assert rates.min() >= 0.1 * LINE / 4
+
+
+def _barre_retune(config):
+    """[BARRE] Table 2's retune at mid-range values: CNP interval 2 us, largest cut 10%
+    (RPG_MIN_DEC_FAC 90), decrease period 2 us, R_AI 10 Mb/s, timer 50 us."""
+    return replace(
+        config,
+        dcqcn=replace(
+            config.dcqcn,
+            cnp_interval_s=2e-6,
+            max_decrease_fraction=0.1,
+            rate_decrease_period_s=2e-6,
+            additive_increase_Bps=10e6 / 8,
+            rate_increase_timer_s=50e-6,
+        ),
+    )
+
+
+def test_dcqcn_retuned_as_barre_fills_the_link_fairly(catalog):
+    # Published: stable, fair, near line rate. Written before the first run: 2-10 ms mean at
+    # least 0.95 of the line, the four senders within 10% of each other.
+    config, spec = _nvidia_dcqcn(catalog)
+    result = simulate(incast(4, spec, 1e12), _barre_retune(config), horizon_s=10e-3)
+    rates = result.mean_rate_Bps(2e-3, 10e-3)
+    assert rates.sum() >= 0.95 * LINE
+    assert rates.max() <= 1.1 * rates.min()
+
+
+def test_dcqcn_defaults_losing_to_the_retune_is_a_known_gap(catalog):
+    # [BARRE] measures the retune above the defaults (the defaults oscillate down to 0.49 of
+    # the line). Written before the first run as "the retune is at least as busy as the
+    # defaults"; the model misses it: its DCQCN is a mean-field fluid of identical senders,
+    # which at the defaults settles near Kmin with the link full (1.000 against the
+    # retune's 0.998), so the per-QP unfairness and oscillation Barre measured do not appear.
+    # The test keeps the gap so that closing it is noticed.
+    config, spec = _nvidia_dcqcn(catalog)
+    default = simulate(incast(4, spec, 1e12), config, horizon_s=10e-3)
+    retuned = simulate(incast(4, spec, 1e12), _barre_retune(config), horizon_s=10e-3)
+    gap_closed = (
+        retuned.mean_rate_Bps(2e-3, 10e-3).sum() >= default.mean_rate_Bps(2e-3, 10e-3).sum()
+    )
+    assert not gap_closed, "the defaults now lose to the retune: drop this known gap"
+    pytest.xfail("mean-field DCQCN at NVIDIA's defaults settles instead of oscillating")
 
 
 # --- PFC headroom: lossless only when the buffer above XOFF holds it [SONiC, BIFROST] -------

@@ -116,6 +116,30 @@ def _published_fixed_point(n, k, capacity=5e9, pkt=1000.0):
     return p, r, rt, alpha
 
 
+def test_without_clamping_a_train_of_cuts_keeps_the_target_rate(catalog):
+    # Every packet marked: cuts every decrease interval and no increase event in between.
+    # The published DCQCN pulls R_T down to R_C at each cut; NVIDIA's CLAMP_TGT_RATE = 0
+    # leaves R_T where the flow was before the train.
+    rc, rt = 10e9, 50e9
+    paper = dcqcn_knobs(dcqcn_params(catalog, "dcqcn-paper"))
+    nvidia = dcqcn_knobs(dcqcn_params(catalog, "dcqcn-nvidia"))
+    for k in (paper, nvidia):
+        d_rc, _, _ = control.dcqcn_derivatives(rc, rt, 1.0, 1.0, rc, k, 4096.0)
+        assert d_rc < 0.0
+    _, d_rt_paper, _ = control.dcqcn_derivatives(rc, rt, 1.0, 1.0, rc, paper, 4096.0)
+    _, d_rt_nvidia, _ = control.dcqcn_derivatives(rc, rt, 1.0, 1.0, rc, nvidia, 4096.0)
+    assert d_rt_paper < -0.1 * (rt - rc) / paper.tau
+    assert abs(d_rt_nvidia) < 1e-6 * (rt - rc) / nvidia.tau
+    # With marks rare, increase events win the race against the next cut: nearly every cut
+    # clamps, as in the published model.
+    clamping = nvidia._replace(clamp_always=1.0)
+    p = 1e-4
+    _, d_rt_rare, _ = control.dcqcn_derivatives(rc, rt, 0.1, p, rc, nvidia, 4096.0)
+    _, d_rt_clamped, _ = control.dcqcn_derivatives(rc, rt, 0.1, p, rc, clamping, 4096.0)
+    clamp_term = (rt - rc) * -math.expm1(nvidia.tau * rc / 4096.0 * math.log1p(-p)) / nvidia.tau
+    assert d_rt_clamped < d_rt_rare <= d_rt_clamped + 0.1 * clamp_term
+
+
 @pytest.mark.parametrize("n", [2, 10])
 def test_the_published_fixed_point_is_a_rest_point_of_the_kernel(catalog, n):
     k = dcqcn_knobs(dcqcn_params(catalog, "dcqcn-paper"))

@@ -86,7 +86,8 @@ def test_defaults_come_from_the_catalog(catalog):
     paper = dcqcn_params(catalog, "dcqcn-paper")
     assert paper.decrease_interval_s == pytest.approx(50e-6) and paper.alpha_gain == 1 / 256
     nvidia = dcqcn_params(catalog, "dcqcn-nvidia")
-    assert nvidia.decrease_interval_s == pytest.approx(4e-6) and nvidia.byte_counter_bytes == np.inf
+    assert nvidia.decrease_interval_s == pytest.approx(4e-6) and nvidia.byte_counter_bytes == 32767
+    assert paper.clamp_target_always and not nvidia.clamp_target_always
     # Spectrum-4: 128 MB shared over 128 ports at 400G; Quantum-2: per port and VL.
     assert switch_port_buffer_bytes(catalog, "sn5600", 400) == pytest.approx(1e6)
     assert switch_port_buffer_bytes(catalog, "qm9700", 400) == 131072
