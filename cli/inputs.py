@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from engine.analysis import PRESETS, load_from_library, load_preset
 from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import Scenario, apply_override, from_json
+from engine.model.overrides import apply_override
+from engine.model.scenario import Scenario, from_json
 
 
 def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
@@ -34,12 +36,15 @@ def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ScenarioError(Problem(str(path), f"cannot read the file: {exc}")) from None
+        notes: list[str] = []
         try:
-            scenario = from_json(text)
+            scenario = from_json(text, notes)
         except ScenarioError as exc:
             raise ScenarioError(
                 [Problem(f"{path}: {p.where}", p.message, p.field) for p in exc.problems]
             ) from None
+        for note in notes:
+            print(f"note: {path}: {note}", file=sys.stderr)
     for item in overrides or []:
         if "=" not in item:
             raise ScenarioError(Problem("--set", f"expected PATH=VALUE, got {item!r}"))

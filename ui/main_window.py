@@ -219,7 +219,7 @@ class MainWindow(WindowMenus, QMainWindow):
     def open_path(self, path: str) -> bool:
         """Open the scenario at `path`; a malformed file is reported, never raised."""
         try:
-            self.document.load_from(path)
+            notes = self.document.load_from(path)
         except ScenarioError as exc:
             detail = "\n".join(f"{p.where}: {p.message}" for p in exc.problems) or str(exc)
             self._file_error(f"Cannot open {path}", detail)
@@ -227,6 +227,10 @@ class MainWindow(WindowMenus, QMainWindow):
         except (OSError, ValueError) as exc:
             self._file_error(f"Cannot open {path}", str(exc))
             return False
+        if notes:
+            QMessageBox.information(
+                self, "FabricLab", f"Opened {path}, an older format:\n\n" + "\n".join(notes)
+            )
         self.statusBar().showMessage(f"Opened {path}", 8000)
         self.add_recent_file(path)
         QTimer.singleShot(0, self.canvas.fit)

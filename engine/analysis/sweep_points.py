@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from engine.analysis.sweeps import METRICS, SweepResult, parse_values, sweep
 from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import Scenario, apply_override
+from engine.model.overrides import apply_override
+from engine.model.scenario import Scenario
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ import numpy as np
 
 from engine.analysis.results import CollectiveRow, CollectiveSummary, CostReport, TrainingResult
 from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import Scenario, apply_override, from_json, to_json
+from engine.model.overrides import apply_override
+from engine.model.scenario import Scenario, from_json, to_json
 
 
 def _permutation_mean(fabric, catalog) -> float:

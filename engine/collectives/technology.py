@@ -1,7 +1,6 @@
 """The technology knobs in force for a fabric: catalog defaults with the scenario's overrides.
 
-Collective timing reads them once per fabric: NVLink and NVLink SHARP (NVLS) efficiency, the
-``incast_efficiency`` of links shared by several flows (congestion control under contention),
+Collective timing reads them once per fabric: NVLink and NVLink SHARP (NVLS) efficiency,
 packet loss and its recovery (link-level retransmission, go-back-N, selective repeat), the
 MTU, NCCL's per-protocol bandwidth factors and base and per-step latencies (LL, LL128,
 Simple), and whether every switch tier reduces in the network (InfiniBand SHARP).
@@ -23,7 +22,6 @@ class Technology:
 
     nvlink_efficiency: float
     nvls_efficiency: float
-    incast_efficiency: float
     packet_loss_rate: float
     loss_recovery: str
     mtu_bytes: int
@@ -56,11 +54,6 @@ def technology(fabric: Fabric, catalog: Catalog) -> Technology:
     return Technology(
         nvlink_efficiency=float(nccl.value("nvlink_bw_efficiency")),
         nvls_efficiency=float(nccl.value("nvls_efficiency")),
-        incast_efficiency=float(
-            f.incast_efficiency
-            if f.incast_efficiency is not None
-            else tech.value("incast_efficiency")
-        ),
         packet_loss_rate=float(
             f.packet_loss_rate if f.packet_loss_rate is not None else tech.value("packet_loss_rate")
         ),

@@ -8,9 +8,10 @@ latency of the protocol (LL, LL128, Simple), and NCCL's base latency once per co
 Protocols trade bandwidth for latency by NCCL's own factors; ``auto`` picks the fastest
 algorithm and protocol per size, as NCCL's tuner does.
 
-Technology effects (engine.collectives.technology): header efficiency (in the link
-capacities), NVLink protocol efficiency, ``incast_efficiency`` on links shared by several
-flows (congestion control under contention), and packet loss with its recovery (link-level
+The bandwidth time of a stage's network flows comes from the transport mechanisms
+(`engine.collectives.stage_transport`: credits, PFC, ECN, DCQCN, IB CC on the stage's
+queues), never below the ideal max-min time. Technology effects (engine.collectives.technology):
+header efficiency (in the link capacities), NVLink protocol efficiency, and packet loss with its recovery (link-level
 retransmission, go-back-N, selective repeat) as retransmitted bytes and an expected recovery
 delay per step. The result type lives in `engine.collectives.result`, rank placement in
 `engine.collectives.placement`.
@@ -35,6 +36,7 @@ from engine.collectives.schedules import (
     bus_factor,
     layout,
 )
+from engine.collectives.stage_transport import StageTransport, stage_transport, transport_summary
 from engine.collectives.technology import PROTOCOLS, technology
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 from engine.flows.utilization import hottest_links, utilization_by_tier
@@ -59,6 +61,7 @@ class StageProfile:
     link_bytes_per_byte: np.ndarray | None
     loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
     loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
+    transport: StageTransport | None = None  # what the transport mechanisms made of it
 
 
 class CollectiveEngine:
@@ -147,6 +150,7 @@ class CollectiveEngine:
                 None if unit.link_bytes_per_byte is None else unit.link_bytes_per_byte * k,
                 unit.loss_log_survival_per_byte * k,
                 unit.loss_rtt_s,
+                unit.transport,
             )
         digest = hashlib.sha1()
         for array in (stage.src, stage.dst, stage.share):
@@ -168,11 +172,8 @@ class CollectiveEngine:
                 )
             )
         poll(progress, stage.name)
-        capacity = self.capacity.copy()
+        capacity = self.capacity
         network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
-        flows_on_link = np.bincount(routed.entry_link[network_entry], minlength=fab.n_links)
-        contended = flows_on_link >= 2
-        capacity[contended] *= self.tech.incast_efficiency
         sizes = routed.flow_bytes.copy()
         network_flow = np.add.reduceat(network_entry.astype(np.int64), routed.flow_ptr[:-1]) > 0
         loss_log, loss_rtt = 0.0, 0.0
@@ -206,9 +207,16 @@ class CollectiveEngine:
             link_bytes = link_loads(
                 routed.flow_ptr, routed.entry_link, routed.entry_weight, sizes, fab.n_links
             )
+        transport = None
+        if np.any(network_flow):
+            transport = stage_transport(fab, self.catalog, routed, sizes, capacity, progress)
+            if transport.seconds_per_byte is not None:
+                makespan = max(makespan, transport.seconds_per_byte)
         latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
         latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
-        prof = StageProfile(makespan, latency_net, latency_nv, link_bytes, loss_log, loss_rtt)
+        prof = StageProfile(
+            makespan, latency_net, latency_nv, link_bytes, loss_log, loss_rtt, transport
+        )
         self._profiles[key] = prof
         return prof
 
@@ -418,8 +426,9 @@ class CollectiveEngine:
                 "stage": p["stage"],
                 "latency_s": float(np.broadcast_to(p["latency_s"], sizes.shape)[-1]),
                 "bandwidth_s": float(p["bandwidth_s"][-1]),
+                **transport_summary(prof.transport),
             }
-            for p in parts
+            for p, prof in zip(parts, profiles, strict=True)
         ]
         link_bytes = np.zeros(self.fabric.n_links)
         for stage, prof in zip(stages, profiles, strict=True):

@@ -12,7 +12,6 @@ docs/scenario-format.md.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import math
@@ -25,7 +24,7 @@ from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
@@ -95,9 +94,32 @@ class FabricSettings:
     nic_latency_ns: float | None = None
     header_efficiency: float | None = None
     mtu_bytes: int | None = None
-    incast_efficiency: float | None = None
     packet_loss_rate: float | None = None
     loss_recovery: str | None = None
+
+
+@dataclass
+class TransportSettings:
+    """How transfers move through the fabric's queues; ``None`` means the catalog's default
+    for the fabric's technology (InfiniBand: credits, IB CC off; RoCE: PFC, ECN and DCQCN).
+
+    `model` ``mechanistic`` runs the transport mechanisms (`engine.transport`); ``ideal``
+    gives max-min fair rates, what a perfect transport would do. `pfc` false makes a RoCE
+    fabric lossy (drops and resends). ECN thresholds and the port buffer replace the
+    switches' catalog figures on every link; `dcqcn_profile` names a catalog DCQCN profile
+    (default: the NIC's own).
+    """
+
+    model: str = "mechanistic"
+    pfc: bool | None = None
+    pfc_xoff_bytes: float | None = None
+    ecn_kmin_bytes: float | None = None
+    ecn_kmax_bytes: float | None = None
+    ecn_pmax: float | None = None
+    dcqcn: bool | None = None
+    dcqcn_profile: str | None = None
+    ib_cc: bool | None = None
+    port_buffer_bytes: float | None = None
 
 
 @dataclass
@@ -189,12 +211,14 @@ class Failures:
 
 @dataclass
 class Scenario:
-    """One what-if: topology (groups and bundles), fabric, routing, workload and failures."""
+    """One what-if: topology (groups and bundles), fabric, transport, routing, workload and
+    failures."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
     bundles: list[LinkBundle] = field(default_factory=list)
     fabric: FabricSettings = field(default_factory=FabricSettings)
+    transport: TransportSettings = field(default_factory=TransportSettings)
     routing: RoutingPolicy = field(default_factory=RoutingPolicy)
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
@@ -348,8 +372,12 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **to_dict(scenario)}
 
 
-def scenario_from_dict(data: Any) -> Scenario:
-    """A scenario from its JSON document; `ScenarioError` names what is malformed."""
+def scenario_from_dict(data: Any, notes: list[str] | None = None) -> Scenario:
+    """A scenario from its JSON document; `ScenarioError` names what is malformed.
+
+    A document of an older format is read as its newer form; what that changed is appended
+    to `notes` (when given) as one line each.
+    """
     if not isinstance(data, dict):
         raise _fail("scenario", "a scenario file must hold a JSON object")
     body = dict(data)
@@ -369,7 +397,26 @@ def scenario_from_dict(data: Any) -> Scenario:
         )
     if version < 1:
         raise _fail("version", f"unknown format version {version}")
+    if version < 2:
+        body = _from_version_1(body, notes)
     return _from_dict(Scenario, body, "")
+
+
+def _from_version_1(body: dict[str, Any], notes: list[str] | None) -> dict[str, Any]:
+    """Format 1 had `fabric.incast_efficiency`, one assumed share of a contended link's
+    capacity; the transport model replaced it, so it is dropped with a note."""
+    fabric = body.get("fabric")
+    if isinstance(fabric, dict) and "incast_efficiency" in fabric:
+        fabric = dict(fabric)
+        value = fabric.pop("incast_efficiency")
+        body = {**body, "fabric": fabric}
+        if notes is not None and value is not None:
+            notes.append(
+                f"fabric.incast_efficiency ({_printable(repr(value))}) is no longer used: "
+                "congestion now comes from the transport mechanisms (transport section); "
+                "the value was dropped"
+            )
+    return body
 
 
 def to_json(scenario: Scenario, indent: int | None = 2) -> str:
@@ -377,8 +424,10 @@ def to_json(scenario: Scenario, indent: int | None = 2) -> str:
     return json.dumps(scenario_to_dict(scenario), indent=indent, allow_nan=False)
 
 
-def from_json(text: str) -> Scenario:
-    """A scenario from JSON text; malformed JSON is a `ScenarioError` with line and column."""
+def from_json(text: str, notes: list[str] | None = None) -> Scenario:
+    """A scenario from JSON text; malformed JSON is a `ScenarioError` with line and column.
+
+    `notes` collects what reading an older format changed (see `scenario_from_dict`)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -390,111 +439,4 @@ def from_json(text: str) -> Scenario:
             "file",
             "nested too deeply to be a scenario (lists or objects inside each other ~1,000 levels down)",
         ) from None
-    return scenario_from_dict(data)
-
-
-# --------------------------------------------------------------------------------------------
-# Dotted-path overrides: the what-if mechanism of --set and of sweeps.
-
-
-def _parse_text(text: str, tp: Any, path: str) -> Any:
-    """A command-line value for a field of type `tp`."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        if text.lower() in ("none", "null", "default", ""):
-            return None
-        tp = next(a for a in typing.get_args(tp) if a is not type(None))
-    try:
-        if tp is bool:
-            lowered = text.lower()
-            if lowered in ("true", "1", "yes", "on"):
-                return True
-            if lowered in ("false", "0", "no", "off"):
-                return False
-            raise ValueError
-        if tp is int:
-            try:
-                return int(text)
-            except ValueError:
-                value = float(text)  # "1e3" is a whole number too
-                if not value.is_integer():
-                    raise
-                return int(value)
-        if tp is float:
-            value = float(text)
-            if not math.isfinite(value):
-                raise ValueError
-            return value
-        if tp is str:
-            return text
-        return _convert(json.loads(text), tp, path)
-    except (ValueError, json.JSONDecodeError):
-        name = getattr(tp, "__name__", str(tp))
-        raise _fail(path, f"cannot read {text!r} as {name}") from None
-
-
-def _field_type(obj: Any, name: str, path: str) -> Any:
-    if not dataclasses.is_dataclass(obj):
-        parent = path.rsplit(".", 1)[0]
-        raise _fail(path, f"{parent} is a plain value; it has no field {name!r}")
-    hints = _hints(type(obj))
-    if name not in hints:
-        known = ", ".join(f.name for f in dataclasses.fields(obj))
-        raise _fail(path, f"no field {name!r} here; known: {known}")
-    return hints[name]
-
-
-def _select(items: list[Any], key: str, path: str) -> Any:
-    for item in items:
-        if getattr(item, "id", None) == key:
-            return item
-    if key.isdigit() and int(key) < len(items):
-        return items[int(key)]
-    ids = ", ".join(str(getattr(i, "id", n)) for n, i in enumerate(items))
-    raise _fail(path, f"no element {key!r}; have: {ids or 'none'}")
-
-
-def apply_override(scenario: Scenario, path: str, text: str) -> Scenario:
-    """A copy of `scenario` with the field at dotted `path` set from the text `text`.
-
-    Paths name fields (``routing.mode``, ``fabric.switch_latency_ns``) and pick list elements
-    by id or position (``groups.leaf.count``, ``bundles.0.speed_gbps``). Overriding a dict
-    field entry works too (``groups.leaf.overrides.latency_ns``).
-    """
-    parts = [p for p in path.split(".") if p]
-    if not parts:
-        raise _fail("--set", "empty path")
-    result = copy.deepcopy(scenario)
-    obj: Any = result
-    walked = ""
-    i = 0
-    while i < len(parts) - 1:
-        name = parts[i]
-        walked = f"{walked}.{name}" if walked else name
-        if isinstance(obj, dict):
-            raise _fail(walked, "cannot descend into a value")
-        _field_type(obj, name, walked)
-        value = getattr(obj, name)
-        if isinstance(value, list):
-            i += 1
-            walked = f"{walked}.{parts[i]}"
-            if i == len(parts) - 1:
-                raise _fail(walked, "a whole element cannot be set; name one of its fields")
-            value = _select(value, parts[i], walked)
-        elif isinstance(value, dict) and i + 1 == len(parts) - 1:
-            key = parts[-1]
-            limit = limit_of(type(obj).__name__, name)
-            value[key] = _bounded(_parse_text(text, float, f"{walked}.{key}"), limit, walked)
-            return result
-        obj = value
-        i += 1
-    name = parts[-1]
-    full = f"{walked}.{name}" if walked else name
-    tp = _field_type(obj, name, full)
-    parsed = _parse_text(text, tp, full)
-    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
-        parsed = _bounded(parsed, limit_of(type(obj).__name__, name), full)
-    elif isinstance(parsed, str):
-        parsed = _text(parsed, full)
-    setattr(obj, name, parsed)
-    return result
+    return scenario_from_dict(data, notes)

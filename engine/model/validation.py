@@ -26,6 +26,7 @@ from engine.model.scenario import (
     Scenario,
     TrainingJob,
 )
+from engine.model.transport_checks import check_transport
 
 MAX_SEED = 2**63 - 1  # seeds feed 64-bit hashes and numpy's random generator
 
@@ -383,14 +384,6 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
         problems.append(
             Problem("fabric", f"mtu_bytes must be at least 256, not {f.mtu_bytes}", "mtu_bytes")
         )
-    if f.incast_efficiency is not None and not 0 < f.incast_efficiency <= 1:
-        problems.append(
-            Problem(
-                "fabric",
-                f"incast_efficiency must be in (0, 1], not {f.incast_efficiency:g}",
-                "incast_efficiency",
-            )
-        )
     if f.packet_loss_rate is not None and not 0 <= f.packet_loss_rate < 1:
         problems.append(
             Problem(
@@ -481,6 +474,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_settings(scenario, groups)
     problems += _check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
+    problems += check_transport(scenario.transport, scenario.fabric.technology, catalog)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")

@@ -33,7 +33,8 @@ from typing import Any
 
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.timing import CollectiveEngine
-from engine.model.scenario import TrainingJob, apply_override
+from engine.model.overrides import apply_override
+from engine.model.scenario import TrainingJob
 from engine.topology.expand import Fabric, expand
 from engine.training.assumptions import assumptions
 from engine.training.communication import (

@@ -57,11 +57,17 @@ def _switch_figures(fabric: Fabric, catalog: Catalog, nodes: np.ndarray, gbps: n
     return buffers, ecn
 
 
-def network_from_routes(fabric: Fabric, routed: RoutedFlows, catalog: Catalog) -> TransportNetwork:
+def network_from_routes(
+    fabric: Fabric,
+    routed: RoutedFlows,
+    catalog: Catalog,
+    capacity_Bps: np.ndarray | None = None,
+) -> TransportNetwork:
     """The transport network of `routed` on `fabric`: one class per distinct cable path.
 
     A flow's feedback delay is twice its path latency (the fabric's per-link latency:
-    propagation plus the switch or NIC at the far end).
+    propagation plus the switch or NIC at the far end). `capacity_Bps` (per fabric link)
+    replaces the fabric's link capacities.
     """
     if np.any(routed.entry_weight != 1.0):
         raise ValueError("sprayed flows split over several paths; route with ecmp or adaptive")
@@ -78,7 +84,7 @@ def network_from_routes(fabric: Fabric, routed: RoutedFlows, catalog: Catalog) -
     out_buffer, out_ecn = _switch_figures(fabric, catalog, src, speed)
     latency = fabric.link_latency[used]
     links = make_links(
-        capacity_Bps=fabric.link_capacity[used],
+        capacity_Bps=(fabric.link_capacity if capacity_Bps is None else capacity_Bps)[used],
         propagation_s=_propagation_s(fabric, catalog, used),
         latency_s=latency,
         speed_gbps=speed,

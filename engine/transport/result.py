@@ -28,7 +28,8 @@ class TransportResult:
     paused, the share of bytes ECN-marked, bytes dropped, XOFF events, the largest standing
     queue and far-end occupancy, the mean standing queue and utilization, and the PFC
     headroom it needs and whether its buffer holds it. `steps` and `jumps` count the fixed
-    steps taken and the settled stretches skipped.
+    steps taken and the settled stretches skipped; `settled_window_s` is the window of the
+    steady state a run asked to stop at (``until_settled``), else None.
     """
 
     network: TransportNetwork
@@ -56,6 +57,7 @@ class TransportResult:
     end_s: float
     steps: int
     jumps: int
+    settled_window_s: tuple[float, float] | None = None
 
     @property
     def finished(self) -> bool:

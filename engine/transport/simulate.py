@@ -73,10 +73,15 @@ def simulate(
     config: TransportConfig,
     horizon_s: float | None = None,
     backend: str = "numba",
+    until_settled: bool = False,
 ) -> TransportResult:
     """Run the transport model until every class finished (or `horizon_s` is reached).
 
-    `backend` ``"reference"`` runs the plain-Python twin of the kernel (slow; for tests).
+    `until_settled` stops instead as soon as the pace of the slowest class (the longest
+    bytes / rate over the active classes) agrees within the settle tolerance across two
+    windows; the result's `settled_window_s` names the second, whose averages are the
+    steady state. A run that does not get there goes on to the end (or the horizon). `backend` ``"reference"`` runs the
+    plain-Python twin of the kernel (slow; for tests).
     """
     if backend == "numba":
         runner = run_window
@@ -100,6 +105,7 @@ def simulate(
     sample_every = max(1, round(config.sample_interval_s / dt))
     window = base_window
     previous: _Window | None = None
+    settled_window: tuple[float, float] | None = None
     clock = run.state.clock
     start = tables.classes.start
     while run.steps < config.max_steps:
@@ -120,6 +126,9 @@ def simulate(
             previous = None
             continue
         comparable = previous is not None and _comparable(previous, current)
+        if until_settled and comparable and _pace_settled(previous, current, run, settle.rel_tol):
+            settled_window = (current.t0, current.t1)
+            break
         if settle.enabled and comparable and _settled(previous, current, run, settle.rel_tol):
             outcome = _jump(run, current, horizon_s, min_span_s=2 * window * dt)
             if outcome == "stuck":
@@ -133,7 +142,7 @@ def simulate(
             window = base_window
         previous = current
     _flush(run)
-    return _result(network, run, derived)
+    return _result(network, run, derived, settled_window)
 
 
 def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
@@ -191,16 +200,43 @@ def _close(x: np.ndarray, y: np.ndarray, rel: float, floor: np.ndarray | float) 
     return bool(np.all(np.abs(x - y) <= rel * np.maximum(np.abs(x), np.abs(y)) + floor))
 
 
+def _pace(w: _Window, run: _Run) -> float:
+    """The longest time any active class would take for all its bytes at this window's
+    rate (inf when an active class is at a standstill)."""
+    active = ~w.finished & w.started
+    if not active.any():
+        return 0.0
+    rate = w.rate[active]
+    if np.any(rate <= 0.0):
+        return math.inf
+    return float(np.max(run.tables.classes.size[active] / rate))
+
+
+def _pace_settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
+    """Whether the slowest class's pace agrees within `rel` across two windows."""
+    pa, pb = _pace(a, run), _pace(b, run)
+    if not (math.isfinite(pa) and math.isfinite(pb) and abs(pa - pb) <= rel * max(pa, pb)):
+        return False
+    return _links_and_controls_settled(a, b, run, rel)
+
+
 def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
     """Whether window `b` repeats window `a` within `rel` (rates, queues, pauses, marks)."""
     cl = run.tables.classes
     line = cl.line_rate * cl.multiplicity
-    capacity = run.tables.links.capacity
-    pkt = run.tables.knobs.pkt_bytes
     if not _close(a.rate, b.rate, rel, 1e-3 * rel * line):
         return False
     if not _close(a.dropped_class, b.dropped_class, rel, 1e-3 * rel * line):
         return False
+    return _links_and_controls_settled(a, b, run, rel)
+
+
+def _links_and_controls_settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
+    """Whether every link's queue, pause, mark and drop figures and every sender's control
+    state agree within `rel` across the two windows."""
+    cl = run.tables.classes
+    capacity = run.tables.links.capacity
+    pkt = run.tables.knobs.pkt_bytes
     floors = {"queue_time": pkt, "paused_time": 1e-3, "xoff_events": 1e3}
     for name, x in a.per_link.items():
         floor = floors.get(name, 1e-3 * rel * capacity)
@@ -215,9 +251,13 @@ def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
         "alpha": 1e-3,
         "ccti": 0.5,
     }
+    # alpha only steers future cuts: a class still at line rate (never cut, or recovered)
+    # has no marks to cut it, and its alpha decaying towards zero changes nothing.
+    held = active & (b.controls["rc"] < cl.line_rate * (1.0 - 1e-9))
     for name, floor in control_floors.items():
-        fl = floor[active] if isinstance(floor, np.ndarray) else floor
-        if not _close(a.controls[name][active], b.controls[name][active], rel, fl):
+        which = held if name == "alpha" else active
+        fl = floor[which] if isinstance(floor, np.ndarray) else floor
+        if not _close(a.controls[name][which], b.controls[name][which], rel, fl):
             return False
     return True
 
@@ -314,7 +354,12 @@ def _ideal(network: TransportNetwork) -> tuple[np.ndarray, np.ndarray]:
     return per_flow * cl.multiplicity, fluid.finish
 
 
-def _result(network: TransportNetwork, run: _Run, derived: LinkDerived) -> TransportResult:
+def _result(
+    network: TransportNetwork,
+    run: _Run,
+    derived: LinkDerived,
+    settled_window: tuple[float, float] | None = None,
+) -> TransportResult:
     """Assemble the result from the run's totals and rows."""
     t = run.totals
     end = float(run.state.clock.time[0])
@@ -358,4 +403,5 @@ def _result(network: TransportNetwork, run: _Run, derived: LinkDerived) -> Trans
         end_s=end,
         steps=run.steps,
         jumps=run.jumps,
+        settled_window_s=settled_window,
     )

@@ -142,6 +142,11 @@ CHECKS = [
         "GB/s",
         "All-to-all cannot aggregate NICs: each GPU's traffic leaves through its own NIC, so "
         "busbw is about one NIC's rate (nccl-tests #267).",
+        known_gap="the model is about 20% optimistic: its NICs move the Simple protocol's data "
+        "at wire rate (NCCL reaches 46-48 of 50 GB/s per NIC) and the intra-server share rides "
+        "NVLink beside them; the assumed RoCE incast factor (0.90) used to hide this, and the "
+        "transport mechanisms find no congestion in this all-to-all to replace it. The "
+        "collective-fidelity issue (NCCL's protocol efficiencies) is where it closes.",
     ),
     Check(
         "megatron-h100-gpt3-96gpu-mfu",

@@ -40,7 +40,7 @@ class ScenarioCommand(QUndoCommand):
 class SetFieldCommand(ScenarioCommand):
     """Set one dotted-path field (``groups.leaf.count``) of the document's scenario.
 
-    The after scenario is computed by the caller with `engine.model.scenario.apply_override`.
+    The after scenario is computed by the caller with `engine.model.overrides.apply_override`.
     """
 
     def __init__(

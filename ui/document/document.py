@@ -12,14 +12,8 @@ from PySide6.QtGui import QUndoStack
 from engine.analysis import default_bundle
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import (
-    DeviceGroup,
-    LinkBundle,
-    Scenario,
-    apply_override,
-    from_json,
-    to_json,
-)
+from engine.model.overrides import apply_override
+from engine.model.scenario import DeviceGroup, LinkBundle, Scenario, from_json, to_json
 from engine.model.validation import check_structure
 from ui.document.commands import (
     AddBundleCommand,
@@ -271,8 +265,12 @@ class ScenarioDocument(QObject):
         Path(path).write_text(to_json(self._scenario) + "\n", encoding="utf-8")
         self.undo_stack.setClean()
 
-    def load_from(self, path: str | Path) -> None:
-        """Open the scenario JSON at `path`; `ScenarioError`/`OSError` leave the document as is."""
+    def load_from(self, path: str | Path) -> list[str]:
+        """Open the scenario JSON at `path`; `ScenarioError`/`OSError` leave the document as is.
+
+        Returns what reading an older format changed, one line each (see `from_json`)."""
         text = Path(path).read_text(encoding="utf-8")
-        scenario = from_json(text)
+        notes: list[str] = []
+        scenario = from_json(text, notes)
         self.load(scenario)
+        return notes

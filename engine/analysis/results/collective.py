@@ -34,11 +34,21 @@ class CollectiveRow(JsonResult):
 
 @dataclass(frozen=True)
 class StageTime(JsonResult):
-    """One stage of the picked algorithm at the largest size: latency and transfer time."""
+    """One stage of the picked algorithm at the largest size: latency and transfer time,
+    and what the transport mechanisms made of its network flows: the ideal's bandwidth
+    time over the mechanistic one (1: no loss), the most paused link's paused share, the
+    most marked link's ECN-marked share, the share of bytes dropped and resent, whether
+    every port's buffer held its PFC headroom, and a note when the transport did not run."""
 
     stage: str
     latency_s: float
     bandwidth_s: float
+    transport_efficiency: float = 1.0
+    max_pause_fraction: float = 0.0
+    max_ecn_mark_fraction: float = 0.0
+    dropped_share: float = 0.0
+    lossless: bool = True
+    transport_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 from engine.collectives.placement import placement
 from engine.collectives.timing import CollectiveEngine
 from engine.model.errors import ScenarioError
-from engine.model.scenario import apply_override
+from engine.model.overrides import apply_override
 from engine.presets.scenarios import load_preset
 from engine.topology.expand import expand
 

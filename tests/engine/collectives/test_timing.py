@@ -9,7 +9,7 @@ from engine.collectives.placement import placement
 from engine.collectives.schedules import build_schedule, bus_factor, layout
 from engine.collectives.timing import CollectiveEngine
 from engine.model.errors import ScenarioError
-from engine.model.scenario import apply_override
+from engine.model.overrides import apply_override
 from engine.topology import generators as gen
 from engine.topology.expand import expand
 
@@ -66,7 +66,10 @@ def test_halving_doubling_matches_its_closed_form(catalog):
 
 
 def test_double_binary_tree_moves_two_s_per_rank(catalog):
-    fabric, ranks = one_rank_per_server(7, catalog)
+    # The closed form is the ideal transport's: through credits without IB CC, a rank's
+    # flows to a busy and an idle neighbour share its ingress buffer at the switch, and
+    # the busy one's back-pressure holds the other back (the model: 1.5x the closed form).
+    fabric, ranks = one_rank_per_server(7, catalog, **{"transport.model": "ideal"})
     engine = CollectiveEngine(fabric, catalog)
     alpha, bw = alpha_and_bandwidth(engine, fabric, ranks, "tree")
     bw_part, latency = bandwidth_part(engine, "all-reduce", "tree", ranks)
@@ -81,7 +84,7 @@ def test_double_binary_tree_moves_two_s_per_rank(catalog):
 
 
 def test_all_to_all_on_a_non_blocking_fabric(catalog):
-    fabric, ranks = one_rank_per_server(8, catalog, **{"fabric.incast_efficiency": "1.0"})
+    fabric, ranks = one_rank_per_server(8, catalog, **{"transport.model": "ideal"})
     engine = CollectiveEngine(fabric, catalog)
     n = ranks.size
     _, bw = alpha_and_bandwidth(engine, fabric, ranks)
@@ -90,19 +93,37 @@ def test_all_to_all_on_a_non_blocking_fabric(catalog):
     np.testing.assert_allclose(bw_part, (n - 1) / n * SIZES / bw, rtol=REL)
 
 
-def test_incast_efficiency_slows_contended_links_only(catalog):
-    slow, ranks = one_rank_per_server(8, catalog, **{"fabric.incast_efficiency": "0.5"})
-    fast, _ = one_rank_per_server(8, catalog, **{"fabric.incast_efficiency": "1.0"})
-    a2a_slow, _ = bandwidth_part(
-        CollectiveEngine(slow, catalog), "all-to-all", "all-at-once", ranks
-    )
-    a2a_fast, _ = bandwidth_part(
-        CollectiveEngine(fast, catalog), "all-to-all", "all-at-once", ranks
-    )
-    np.testing.assert_allclose(a2a_slow, 2 * a2a_fast, rtol=1e-6)
-    ring_slow, _ = bandwidth_part(CollectiveEngine(slow, catalog), "all-reduce", "ring", ranks)
-    ring_fast, _ = bandwidth_part(CollectiveEngine(fast, catalog), "all-reduce", "ring", ranks)
-    np.testing.assert_allclose(ring_slow, ring_fast, rtol=REL)  # one flow per link: no contention
+def test_credits_keep_a_non_blocking_all_to_all_near_its_closed_form(catalog):
+    # The same all-to-all through the InfiniBand transport (credits, every receiver an
+    # incast of n-1 senders): never faster than the closed form, and (written before the
+    # first run) within 5% of it: credits share a receiver link fairly and keep it full.
+    fabric, ranks = one_rank_per_server(8, catalog)
+    engine = CollectiveEngine(fabric, catalog)
+    n = ranks.size
+    _, bw = alpha_and_bandwidth(engine, fabric, ranks)
+    bw_part, _ = bandwidth_part(engine, "all-to-all", "all-at-once", ranks)
+    closed = (n - 1) / n * SIZES / bw
+    assert np.all(bw_part >= closed * (1 - 1e-9))
+    assert np.all(bw_part <= 1.05 * closed)
+
+
+def test_more_queue_pairs_never_slow_a_roce_ring(catalog):
+    # The assumed incast factor charged every extra sub-flow (4 QPs lowered RoCE busbw by
+    # 5-10%); with the transport as mechanisms, more QPs spread a connection over more ECMP
+    # paths and pay nothing for it: busbw with 4 QPs at least that with 1 (measured when
+    # written: 149.7 GB/s with 1 QP, its ECMP collisions marked by ECN and cut by DCQCN;
+    # 265.2 with 4).
+    base = gen.leaf_spine(256, "dgx-h100", "sn5600", catalog=catalog)
+    base.routing.mode = "ecmp"
+    busbw = {}
+    for qps in (1, 4):
+        fabric = expand(apply_override(base, "routing.flows_per_connection", str(qps)), catalog)
+        ranks = np.arange(fabric.n_gpus)
+        row = CollectiveEngine(fabric, catalog).run(
+            "all-reduce", ranks, np.array([2.0**30]), "ring", "simple"
+        ).rows[0]
+        busbw[qps] = row["busbw_GBps"]
+    assert busbw[4] >= busbw[1] * (1 - 1e-6)
 
 
 def test_busbw_follows_nccl_tests_definitions():

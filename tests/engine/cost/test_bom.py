@@ -9,7 +9,8 @@ from engine.cost.bom import bill_of_materials
 from engine.cost.bundle_ends import member_degrees
 from engine.cost.report import cost_report
 from engine.model.errors import ScenarioError
-from engine.model.scenario import DeviceGroup, LinkBundle, LinkFailure, Scenario, apply_override
+from engine.model.overrides import apply_override
+from engine.model.scenario import DeviceGroup, LinkBundle, LinkFailure, Scenario
 from engine.presets.scenarios import load_preset, preset_names
 from engine.topology import generators as gen
 from engine.topology.expand import expand, wire_bundle

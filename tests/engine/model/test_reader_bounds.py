@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from engine.model import scenario as model
 from engine.model.errors import ScenarioError
 from engine.model.limits import LIMITS
-from engine.model.scenario import apply_override, from_json, to_json
+from engine.model.overrides import apply_override
+from engine.model.scenario import from_json, to_json
 from engine.model.validation import check_structure
 from engine.presets.scenarios import load_preset
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.model.errors import ScenarioError
+from engine.model.overrides import apply_override
 from engine.model.scenario import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -24,8 +25,8 @@ from engine.model.scenario import (
     RoutingPolicy,
     Scenario,
     SwitchFailure,
+    TransportSettings,
     Workload,
-    apply_override,
     from_json,
     scenario_from_dict,
     scenario_to_dict,
@@ -96,6 +97,16 @@ fabric = st.builds(
     header_efficiency=st.none() | finite,
     mtu_bytes=st.none() | whole,
 )
+transport = st.builds(
+    TransportSettings,
+    model=text,
+    pfc=st.none() | st.booleans(),
+    pfc_xoff_bytes=st.none() | finite,
+    ecn_kmin_bytes=st.none() | finite,
+    ecn_pmax=st.none() | finite,
+    dcqcn_profile=st.none() | text,
+    ib_cc=st.none() | st.booleans(),
+)
 routing = st.builds(
     RoutingPolicy, mode=text, seed=whole, flows_per_connection=whole, pxn=st.booleans()
 )
@@ -111,6 +122,7 @@ scenarios = st.builds(
     groups=st.lists(groups, max_size=3),
     bundles=st.lists(bundles, max_size=3),
     fabric=fabric,
+    transport=transport,
     routing=routing,
     workload=workload,
     failures=failures,
@@ -565,3 +577,15 @@ def test_whole_number_overrides_keep_every_digit():
         == 9007199254740993
     )
     assert apply_override(Scenario(), "routing.seed", "1e3").routing.seed == 1000
+
+
+def test_a_format_1_file_with_the_old_incast_factor_loads_with_a_note() -> None:
+    doc = {"format": FORMAT_NAME, "version": 1, "fabric": {"incast_efficiency": 0.9}}
+    notes: list[str] = []
+    s = from_json(json.dumps(doc), notes)
+    assert s.fabric == FabricSettings()
+    assert len(notes) == 1 and "incast_efficiency" in notes[0] and "0.9" in notes[0]
+    # Written now, the field is unknown: the current format has no place for it.
+    doc["version"] = FORMAT_VERSION
+    error = _read_error(doc)
+    assert "incast_efficiency" in str(error)

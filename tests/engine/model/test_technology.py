@@ -3,7 +3,7 @@ ones for RoCE (a mix would need a gateway, which is not modelled)."""
 
 from __future__ import annotations
 
-from engine.model.scenario import apply_override
+from engine.model.overrides import apply_override
 from engine.model.validation import check_structure
 from engine.presets.scenarios import PRESETS, load_preset
 

@@ -15,14 +15,8 @@ import pytest
 from engine.analysis.evaluation import evaluate
 from engine.catalog.devices import default_catalog
 from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import (
-    DeviceGroup,
-    LinkBundle,
-    LinkFailure,
-    Scenario,
-    SwitchFailure,
-    apply_override,
-)
+from engine.model.overrides import apply_override
+from engine.model.scenario import DeviceGroup, LinkBundle, LinkFailure, Scenario, SwitchFailure
 from engine.model.validation import check_structure
 from engine.presets.scenarios import PRESETS, load_preset
 from engine.topology.expand import expand
@@ -727,3 +721,33 @@ def test_a_lone_server_without_cables_evaluates_with_no_network_traffic():
     report = evaluate(scenario)
     assert report.topology.gpus == 8
     assert report.permutation.connections == 0
+
+
+@pytest.mark.parametrize(
+    "make,path,value,field,fragment",
+    [
+        (single_16, "transport.pfc", "true", "pfc", "RoCE setting"),
+        (single_16, "transport.ecn_kmin_bytes", "1e5", "ecn_kmin_bytes", "RoCE setting"),
+        (
+            lambda: single_switch(16, "dgx-h100", "sn5600"),
+            "transport.ib_cc",
+            "on",
+            "ib_cc",
+            "RoCE uses",
+        ),
+        (single_16, "transport.model", "perfect", "model", "mechanistic, ideal"),
+        (single_16, "transport.port_buffer_bytes", "100", "port_buffer_bytes", "4 KiB"),
+        (single_16, "transport.dcqcn_profile", "dcqcn-x", "dcqcn_profile", "dcqcn-nvidia"),
+    ],
+)
+def test_transport_settings_that_cannot_hold_are_refused(make, path, value, field, fragment):
+    problems = problems_of(apply_override(make(), path, value))
+    assert_problem(problems, "transport", field, fragment)
+
+
+def test_ecn_thresholds_must_rise():
+    s = single_switch(16, "dgx-h100", "sn5600")
+    s = apply_override(
+        apply_override(s, "transport.ecn_kmin_bytes", "2e5"), "transport.ecn_kmax_bytes", "1e5"
+    )
+    assert_problem(problems_of(s), "transport", "ecn_kmax_bytes", "above ecn_kmin_bytes")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.model.errors import ScenarioError
-from engine.model.scenario import apply_override
+from engine.model.overrides import apply_override
 from engine.presets.scenarios import PRESETS, load_preset
 from engine.runtime import memory
 from engine.topology.expand import expand

@@ -1,0 +1,82 @@
+"""Checks of a scenario's transport settings: mechanisms that exist on its technology, and
+thresholds that make sense together.
+
+PFC, ECN and DCQCN are RoCE mechanisms and IB CC is InfiniBand's: asking for one on the
+other technology is refused with what to use instead, rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+from engine.catalog.devices import Catalog
+from engine.model.errors import Problem
+from engine.model.scenario import TransportSettings
+
+TRANSPORT_MODELS = ("mechanistic", "ideal")
+_ROCE_ONLY = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
+
+
+def check_transport(t: TransportSettings, technology: str, catalog: Catalog) -> list[Problem]:
+    """Problems of the transport section `t` on a fabric of `technology`."""
+    problems = []
+    if t.model not in TRANSPORT_MODELS:
+        problems.append(
+            Problem(
+                "transport",
+                f"unknown model {t.model!r}; use one of {', '.join(TRANSPORT_MODELS)}",
+                "model",
+            )
+        )
+    if technology == "infiniband":
+        for name in _ROCE_ONLY:
+            if getattr(t, name) is not None:
+                problems.append(
+                    Problem(
+                        "transport",
+                        f"{name} is a RoCE setting; InfiniBand is lossless by credits and "
+                        "has its own congestion control (ib_cc)",
+                        name,
+                    )
+                )
+    elif technology == "roce" and t.ib_cc is not None:
+        problems.append(
+            Problem(
+                "transport",
+                "ib_cc is InfiniBand congestion control; RoCE uses ECN with DCQCN (dcqcn)",
+                "ib_cc",
+            )
+        )
+    for name in ("pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "port_buffer_bytes"):
+        value = getattr(t, name)
+        if value is not None and value < 0:
+            problems.append(Problem("transport", f"{name} must not be negative ({value:g})", name))
+    if t.port_buffer_bytes is not None and t.port_buffer_bytes < 4096:
+        problems.append(
+            Problem(
+                "transport",
+                f"port_buffer_bytes must hold at least one 4 KiB packet, not {t.port_buffer_bytes:g}",
+                "port_buffer_bytes",
+            )
+        )
+    if t.ecn_pmax is not None and not 0 <= t.ecn_pmax <= 1:
+        problems.append(
+            Problem("transport", f"ecn_pmax must be in [0, 1], not {t.ecn_pmax:g}", "ecn_pmax")
+        )
+    kmin, kmax = t.ecn_kmin_bytes, t.ecn_kmax_bytes
+    if kmin is not None and kmax is not None and kmax <= kmin:
+        problems.append(
+            Problem(
+                "transport",
+                f"ecn_kmax_bytes ({kmax:g}) must be above ecn_kmin_bytes ({kmin:g})",
+                "ecn_kmax_bytes",
+            )
+        )
+    profiles = sorted(k for k in catalog.technologies if k.startswith("dcqcn-"))
+    if t.dcqcn_profile is not None and t.dcqcn_profile not in profiles:
+        problems.append(
+            Problem(
+                "transport",
+                f"unknown DCQCN profile {t.dcqcn_profile!r}; the catalog has {', '.join(profiles)}",
+                "dcqcn_profile",
+            )
+        )
+    return problems
