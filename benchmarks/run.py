@@ -32,6 +32,10 @@ from engine.routing.router import Router  # noqa: E402
 from engine.topology import generators as gen  # noqa: E402
 from engine.topology.expand import expand  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from transport_bench import BUDGETS as TRANSPORT_BUDGETS  # noqa: E402
+from transport_bench import MIN_SPEEDUP, transport_timings  # noqa: E402
+
 BUDGETS = {
     "collective_sweep_1k_s": 0.2,
     "alltoall_1k_s": 1.0,
@@ -44,6 +48,7 @@ BUDGETS = {
     "expand_route_permutation_16k_s": 2.0,
     "expand_route_permutation_128k_s": 30.0,
     "peak_rss_128k_gb": 8.0,
+    **TRANSPORT_BUDGETS,
 }
 
 
@@ -268,12 +273,14 @@ def main() -> int:
     if not args.skip_128k:
         results.update(big_case())
     results.update(solver_speedup())
+    results.update(transport_timings())
     results.update(sweep_64_points_1k())
     results.update(library_10k())
     if not args.skip_app:
         results.update(app_timings())
     results["within_budget"] = all(results[k] < v for k, v in BUDGETS.items() if k in results) and (
         results["solver_speedup_vs_reference"] >= 50
+        and results["transport_kernel_speedup_vs_reference"] >= MIN_SPEEDUP
     )
     if args.json:
         print(json.dumps(results, indent=2))

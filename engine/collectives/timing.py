@@ -62,6 +62,13 @@ class StageProfile:
     loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
     loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
     transport: StageTransport | None = None  # what the transport mechanisms made of it
+    transport_scale: float = 1.0  # bytes per flow per byte of message, in the curve's units
+
+
+def _efficiency(part: dict[str, Any]) -> float:
+    """Ideal over transport bandwidth time of a stage at the largest size (1 if no time)."""
+    ideal, actual = float(part["ideal_s"][-1]), float(part["bandwidth_s"][-1])
+    return ideal / actual if actual > 0 else 1.0
 
 
 class CollectiveEngine:
@@ -151,6 +158,7 @@ class CollectiveEngine:
                 unit.loss_log_survival_per_byte * k,
                 unit.loss_rtt_s,
                 unit.transport,
+                unit.transport_scale * k,
             )
         digest = hashlib.sha1()
         for array in (stage.src, stage.dst, stage.share):
@@ -210,8 +218,6 @@ class CollectiveEngine:
         transport = None
         if np.any(network_flow):
             transport = stage_transport(fab, self.catalog, routed, sizes, capacity, progress)
-            if transport.seconds_per_byte is not None:
-                makespan = max(makespan, transport.seconds_per_byte)
         latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
         latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
         prof = StageProfile(
@@ -311,9 +317,21 @@ class CollectiveEngine:
                 * prof.loss_rtt_s
             )
             lat += stage.nvlink_steps * (t.step_nvlink_s[cls][protocol] + prof.nvlink_latency_s)
-            bw = stage.repeat * prof.seconds_per_byte / factor * sizes
-            total = total + lat + bw
-            parts.append({"stage": stage.name, "latency_s": lat, "bandwidth_s": bw})
+            ideal = stage.repeat * prof.seconds_per_byte * sizes
+            bw = ideal
+            if prof.transport is not None and prof.transport.ran:
+                # The stage's flows carry repeat x scale x S bytes each over the collective.
+                moved = stage.repeat * prof.transport_scale * sizes
+                bw = np.maximum(ideal, prof.transport.time_s(moved))
+            total = total + lat + bw / factor
+            parts.append(
+                {
+                    "stage": stage.name,
+                    "latency_s": lat,
+                    "bandwidth_s": bw / factor,
+                    "ideal_s": ideal,
+                }
+            )
         return total, parts
 
     def run(
@@ -426,7 +444,7 @@ class CollectiveEngine:
                 "stage": p["stage"],
                 "latency_s": float(np.broadcast_to(p["latency_s"], sizes.shape)[-1]),
                 "bandwidth_s": float(p["bandwidth_s"][-1]),
-                **transport_summary(prof.transport),
+                **transport_summary(prof.transport, _efficiency(p)),
             }
             for p, prof in zip(parts, profiles, strict=True)
         ]

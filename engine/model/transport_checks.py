@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem
-from engine.model.scenario import TransportSettings
+from engine.model.scenario import Scenario
 
 TRANSPORT_MODELS = ("mechanistic", "ideal")
 _ROCE_ONLY = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
 
 
-def check_transport(t: TransportSettings, technology: str, catalog: Catalog) -> list[Problem]:
-    """Problems of the transport section `t` on a fabric of `technology`."""
+def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+    """Problems of the scenario's transport section on its fabric's technology."""
+    t, technology = scenario.transport, scenario.fabric.technology
     problems = []
     if t.model not in TRANSPORT_MODELS:
         problems.append(
@@ -61,15 +62,7 @@ def check_transport(t: TransportSettings, technology: str, catalog: Catalog) -> 
         problems.append(
             Problem("transport", f"ecn_pmax must be in [0, 1], not {t.ecn_pmax:g}", "ecn_pmax")
         )
-    kmin, kmax = t.ecn_kmin_bytes, t.ecn_kmax_bytes
-    if kmin is not None and kmax is not None and kmax <= kmin:
-        problems.append(
-            Problem(
-                "transport",
-                f"ecn_kmax_bytes ({kmax:g}) must be above ecn_kmin_bytes ({kmin:g})",
-                "ecn_kmax_bytes",
-            )
-        )
+    problems += _check_thresholds(scenario, catalog)
     profiles = sorted(k for k in catalog.technologies if k.startswith("dcqcn-"))
     if t.dcqcn_profile is not None and t.dcqcn_profile not in profiles:
         problems.append(
@@ -80,3 +73,40 @@ def check_transport(t: TransportSettings, technology: str, catalog: Catalog) -> 
             )
         )
     return problems
+
+
+def _check_thresholds(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+    """Kmax above Kmin, where one of them may come from a switch's catalog figures."""
+    t = scenario.transport
+    if t.ecn_kmin_bytes is None and t.ecn_kmax_bytes is None:
+        return []
+    pairs = []
+    if t.ecn_kmin_bytes is not None and t.ecn_kmax_bytes is not None:
+        pairs.append((t.ecn_kmin_bytes, t.ecn_kmax_bytes, ""))
+    else:
+        for g in scenario.groups:
+            if g.kind != "switch":
+                continue
+            try:
+                switch = catalog.get(g.model, "switch")
+            except KeyError:
+                continue  # an unknown model is reported with its group
+            if not switch.has("ecn_kmin_bytes"):
+                continue
+            kmin = (
+                t.ecn_kmin_bytes if t.ecn_kmin_bytes is not None else switch.value("ecn_kmin_bytes")
+            )
+            kmax = (
+                t.ecn_kmax_bytes if t.ecn_kmax_bytes is not None else switch.value("ecn_kmax_bytes")
+            )
+            pairs.append((float(kmin), float(kmax), f" ({g.model}'s catalog value for the other)"))
+    for kmin, kmax, where in pairs:
+        if kmax <= kmin:
+            return [
+                Problem(
+                    "transport",
+                    f"ecn_kmax_bytes ({kmax:g}) must be above ecn_kmin_bytes ({kmin:g}){where}",
+                    "ecn_kmax_bytes" if t.ecn_kmax_bytes is not None else "ecn_kmin_bytes",
+                )
+            ]
+    return []

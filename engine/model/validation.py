@@ -474,7 +474,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_settings(scenario, groups)
     problems += _check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
-    problems += check_transport(scenario.transport, scenario.fabric.technology, catalog)
+    problems += check_transport(scenario, catalog)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")

@@ -7,3 +7,10 @@ transients and jumping over settled stretches (`engine.transport.simulate`), wit
 defaults from the catalog (`engine.transport.defaults`) and the max-min ideal beside it.
 docs/transport.md describes the model, its parameters and what it is validated against.
 """
+
+from pathlib import Path
+
+from engine.runtime.jit_cache import refresh
+
+# The step kernel inlines the queue and control kernels of sibling modules (see jit_cache).
+refresh(Path(__file__).parent)

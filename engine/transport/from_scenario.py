@@ -3,7 +3,8 @@
 A scenario's `transport` section chooses the mechanisms (PFC, DCQCN, IB CC), the DCQCN
 profile (default: the one the servers' NICs run), the ECN thresholds and the port buffer;
 everything it leaves at ``None`` is the catalog's default for the fabric's technology. The
-fabric's MTU (`fabric.mtu_bytes`) is the packet size of marking, headroom and IB CC.
+fabric's MTU (`fabric.mtu_bytes`) is the packet size of marking, headroom and IB CC, and its
+loss recovery (`fabric.loss_recovery`) what a drop costs (go-back-N: the window in flight).
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def scenario_transport_config(scenario: Scenario, catalog: Catalog) -> Transport
     mtu = (
         config.mtu_bytes if scenario.fabric.mtu_bytes is None else float(scenario.fabric.mtu_bytes)
     )
-    return replace(config, mechanisms=mechanisms, pfc=pfc, mtu_bytes=mtu)
+    tech = catalog.technology(technology)
+    recovery = scenario.fabric.loss_recovery or str(tech.value("loss_recovery"))
+    return replace(config, mechanisms=mechanisms, pfc=pfc, mtu_bytes=mtu, loss_recovery=recovery)
 
 
 def scenario_network(

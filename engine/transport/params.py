@@ -129,6 +129,8 @@ class TransportConfig:
 
     `mtu_bytes` is the packet size used for marking, headroom and IB CC packet times.
     `credit_overhead_s` is added to twice the propagation delay for the credit round trip.
+    `loss_recovery` is what a drop costs its sender: ``selective-repeat`` resends the lost
+    bytes, ``go-back-n`` also the window in flight behind each lost packet.
     `dt_s` is the fixed step of the transient phase; `cc_interval_s` how often the senders'
     rate controls (DCQCN, IB CC) move (a multiple of the step, at least one);
     `sample_interval_s` the spacing of the time series in the result.
@@ -141,6 +143,7 @@ class TransportConfig:
     pfc: PfcParams
     mtu_bytes: float
     credit_overhead_s: float
+    loss_recovery: str = "selective-repeat"
     dt_s: float = 100e-9
     cc_interval_s: float = 400e-9
     sample_interval_s: float = 1e-6

@@ -32,6 +32,19 @@ CRUMB_BYTES = 1e-6
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _goodput(state: State, gbn: np.ndarray, c: int, out: float) -> float:
+    """Of `out` bytes of class `c` reaching its receiver, those it keeps. Under go-back-N a
+    lost packet makes the receiver throw away the `gbn` packets behind it, which are sent
+    again: with loss share p a delivered byte is new with odds 1 / (1 + p gbn) (the ARQ
+    efficiency of go-back-N over its window)."""
+    if gbn[c] <= 0.0:
+        return out
+    good = out / (1.0 + state.classes.loss_p[c] * gbn[c])
+    state.classes.remaining[c] += out - good
+    return good
+
+
+@njit(cache=True, nogil=True, inline="always")
 def allowed_rates(tables: Tables, state: State, allowed: np.ndarray, paused: np.ndarray) -> None:
     """Step 1: the rate each link may send, and whether a pause holds it."""
     capacity, control = tables.links.capacity, tables.links.control
@@ -85,6 +98,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
         state.classes.deadline,
         state.classes.delivered,
     )
+    gbn = tables.classes.gbn_packets
     dt = tables.knobs.dt
     now = state.clock.time[0]
     queue_total[:] = 0.0
@@ -121,9 +135,10 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
         held[prev[e]] += q - out
         served[li] += out
         if last[e]:
-            delivered[cls[e]] += out
-            got[cls[e]] += out
-            got_acc[cls[e]] += out
+            good = _goodput(state, gbn, cls[e], out)
+            delivered[cls[e]] += good
+            got[cls[e]] += good
+            got_acc[cls[e]] += good
         else:
             arrivals[e + 1] += out
             inflow[li] += out
@@ -160,6 +175,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
     gptr, glink, gcls = tables.inject.ptr, tables.inject.link, tables.inject.cls
     cptr, last, link = tables.classes.ptr, tables.entries.last, tables.entries.link
     remaining, delivered = state.classes.remaining, state.classes.delivered
+    gbn = tables.classes.gbn_packets
     dt = tables.knobs.dt
     class_offers(tables, state, offer)
     for g in range(glink.shape[0]):
@@ -197,9 +213,10 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
             served[li] += out
             e0 = cptr[c]
             if last[e0]:
-                delivered[c] += out
-                got[c] += out
-                got_acc[c] += out
+                good = _goodput(state, gbn, c, out)
+                delivered[c] += good
+                got[c] += good
+                got_acc[c] += good
             else:
                 arrivals[e0 + 1] += out
                 inflow[li] += out
@@ -211,16 +228,19 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
     """Step 4: arrivals join their queues; what overflows is dropped and returned to its
     sender. A lossless fabric (credits, PFC) accounts each ingress port against its
     buffer share, so overflow happens only when PFC's headroom is too small; a lossy one
-    drops where a real switch does, at an egress queue over its port's buffer. (`inflow`,
+    drops where a real switch does, at an egress queue over its port's buffer. A dropped
+    byte is sent again; the share lost along each class's path (`loss_p`) sets what
+    go-back-N throws away of what arrives next (`_goodput`). (`inflow`,
     `held` and `egress_in`, bytes arriving over, left behind on and arriving at each link,
     were summed while serving.)"""
     arrivals, inflow, held, egress_in, queue_total, served, drop_share = s
     prev, link, cls = tables.entries.prev, tables.entries.link, tables.entries.cls
     buffer, egress_buffer = tables.links.buffer, tables.links.egress_buffer
-    queue, remaining, deadline = (
+    queue, remaining, deadline, loss_p = (
         state.classes.queue,
         state.classes.remaining,
         state.classes.deadline,
+        state.classes.loss_p,
     )
     cptr = tables.classes.ptr
     occupancy, backlog = state.links.occupancy, state.links.backlog
@@ -239,6 +259,7 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
         drop_share[k] = share
         occupancy[k] = held[k]
         backlog[k] = held[k]
+    loss_p[:] = 0.0
     for e in range(prev.shape[0]):
         k = prev[e]
         a = arrivals[e]
@@ -250,6 +271,7 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
         if lost > 0.0:
             c = cls[e]
             remaining[c] += lost
+            loss_p[c] = 1.0 - (1.0 - loss_p[c]) * (1.0 - lost / a)
             dropped[k] += lost
             dropped_class[c] += lost
             for f in range(cptr[c], cptr[c + 1]):

@@ -51,6 +51,16 @@ def _counter_rate(rate_pkts: float, span: float, log_keep: float, p: float) -> f
     return p * rate_pkts / math.expm1(x)
 
 
+def _goodput(tables, cs, c, out):
+    """Bytes the receiver keeps of `out` (go-back-N throws away those behind a loss)."""
+    gbn = tables.classes.gbn_packets[c]
+    if gbn <= 0.0:
+        return out
+    good = out / (1.0 + cs.loss_p[c] * gbn)
+    cs.remaining[c] += out - good
+    return good
+
+
 def dcqcn_derivatives(rc, rt, alpha, p, rate_seen, k: DcqcnKnobs, pkt):
     """The DCQCN fluid model's derivatives of R_C, R_T and alpha (see `control`)."""
     rp = max(rate_seen, 0.0) / pkt
@@ -188,9 +198,10 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         served[li] += out
         c = int(ent.cls[e])
         if ent.last[e]:
-            cs.delivered[c] += out
-            stats.delivered[c] += out
-            acc.delivered[c] += out
+            good = _goodput(tables, cs, c, out)
+            cs.delivered[c] += good
+            stats.delivered[c] += good
+            acc.delivered[c] += good
         else:
             arrivals[e + 1] += out
             inflow[li] += out
@@ -238,9 +249,10 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             served[li] += out
             e0 = int(cl.ptr[c])
             if ent.last[e0]:
-                cs.delivered[c] += out
-                stats.delivered[c] += out
-                acc.delivered[c] += out
+                good = _goodput(tables, cs, c, out)
+                cs.delivered[c] += good
+                stats.delivered[c] += good
+                acc.delivered[c] += good
             else:
                 arrivals[e0 + 1] += out
                 inflow[li] += out
@@ -259,6 +271,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
                 share[x] = min((total - lk.buffer[x]) / inflow[x], 1.0)
         ls.occupancy[x] = held_back[x]
         ls.backlog[x] = held_back[x]
+    cs.loss_p[:] = 0.0
     for e in range(n_entries):
         a, kk = arrivals[e], int(ent.prev[e])
         if kk < 0 or a <= 0.0:
@@ -269,6 +282,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         if lost > 0.0:
             c = int(ent.cls[e])
             cs.remaining[c] += lost
+            cs.loss_p[c] = 1.0 - (1.0 - cs.loss_p[c]) * (1.0 - lost / a)
             stats.dropped[kk] += lost
             stats.dropped_class[c] += lost
             for f in hops[c]:

@@ -284,7 +284,8 @@ def _jump(run: _Run, w: _Window, horizon_s: float | None, min_span_s: float) -> 
     if not math.isfinite(span):
         # Nothing left to send: either the last bytes are draining (step on) or nothing
         # moves at all and nothing will start (a deadlock: stop).
-        return "short" if np.any(active & (w.rate > 0.0)) else "stuck"
+        # (Sending without delivering is go-back-N resending duplicates: not a deadlock.)
+        return "short" if np.any(active & ((w.rate > 0.0) | (w.sent > 0.0))) else "stuck"
     if span < min_span_s:
         return "short"
     _flush(run)

@@ -49,7 +49,9 @@ class EntryTable(NamedTuple):
 
 class ClassTable(NamedTuple):
     """Per class: its entries ``ptr[c]:ptr[c+1]``, flows, total bytes, start time, the line
-    rate of one flow (its NIC link) and the feedback delay in steps."""
+    rate of one flow (its NIC link), the feedback delay in steps, and under go-back-N the
+    packets in flight behind a lost one (one round trip at line rate, less the lost one),
+    which the receiver throws away and the sender sends again (0: selective repeat)."""
 
     ptr: np.ndarray
     multiplicity: np.ndarray
@@ -57,6 +59,7 @@ class ClassTable(NamedTuple):
     start: np.ndarray
     line_rate: np.ndarray
     feedback_steps: np.ndarray
+    gbn_packets: np.ndarray
 
 
 class Injection(NamedTuple):
@@ -145,7 +148,8 @@ class LinkState(NamedTuple):
 
 class ClassState(NamedTuple):
     """Per entry its queued bytes and drain deadline (``inf`` while bytes still arrive); per
-    class the bytes still to send, delivered, the DCQCN rates R_C, R_T and alpha of one
+    class the bytes still to send, delivered (new bytes only), the share of its bytes lost along
+    its path in the last step, the DCQCN rates R_C, R_T and alpha of one
     flow, the IB CC index, the finish time (``inf`` until done), and the feedback histories
     (mark probability along the path, per-flow send rate, BECN flag), one column per step."""
 
@@ -153,6 +157,7 @@ class ClassState(NamedTuple):
     deadline: np.ndarray
     remaining: np.ndarray
     delivered: np.ndarray
+    loss_p: np.ndarray
     rc: np.ndarray
     rt: np.ndarray
     alpha: np.ndarray

@@ -106,6 +106,18 @@ def _injection(network: TransportNetwork) -> Injection:
     return Injection(ptr, links.astype(np.int64), order)
 
 
+def gbn_packets(
+    line_Bps: np.ndarray,
+    round_trip_s: np.ndarray,
+    config: TransportConfig,
+) -> np.ndarray:
+    """Packets a go-back-N sender has in flight behind a lost one (one round trip at line
+    rate, less the lost packet); 0 under selective repeat, which resends only the loss."""
+    if config.loss_recovery != "go-back-n":
+        return np.zeros(np.shape(line_Bps))
+    return np.maximum(np.asarray(line_Bps) * np.asarray(round_trip_s) / config.mtu_bytes - 1, 0)
+
+
 def dcqcn_knobs(d: DcqcnParams) -> DcqcnKnobs:
     """The kernel's DCQCN constants from the parameters."""
     return DcqcnKnobs(
@@ -175,6 +187,9 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         start=classes.start_s.astype(np.float64),
         line_rate=links.capacity_Bps[first_links].astype(np.float64),
         feedback_steps=np.maximum(np.round(classes.feedback_delay_s / dt), 0).astype(np.int64),
+        gbn_packets=gbn_packets(
+            links.capacity_Bps[first_links], classes.feedback_delay_s, config
+        ).astype(np.float64),
     )
     tables = Tables(
         links=link_table,
@@ -219,6 +234,7 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             deadline=np.full(n_entries, math.inf),
             remaining=cl.size.copy(),
             delivered=np.zeros(n_classes),
+            loss_p=np.zeros(n_classes),
             rc=line.copy(),
             rt=line.copy(),
             alpha=np.full(n_classes, float(config.dcqcn.initial_alpha)),

@@ -119,9 +119,11 @@ def test_more_queue_pairs_never_slow_a_roce_ring(catalog):
     for qps in (1, 4):
         fabric = expand(apply_override(base, "routing.flows_per_connection", str(qps)), catalog)
         ranks = np.arange(fabric.n_gpus)
-        row = CollectiveEngine(fabric, catalog).run(
-            "all-reduce", ranks, np.array([2.0**30]), "ring", "simple"
-        ).rows[0]
+        row = (
+            CollectiveEngine(fabric, catalog)
+            .run("all-reduce", ranks, np.array([2.0**30]), "ring", "simple")
+            .rows[0]
+        )
         busbw[qps] = row["busbw_GBps"]
     assert busbw[4] >= busbw[1] * (1 - 1e-6)
 

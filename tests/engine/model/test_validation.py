@@ -751,3 +751,9 @@ def test_ecn_thresholds_must_rise():
         apply_override(s, "transport.ecn_kmin_bytes", "2e5"), "transport.ecn_kmax_bytes", "1e5"
     )
     assert_problem(problems_of(s), "transport", "ecn_kmax_bytes", "above ecn_kmin_bytes")
+
+
+def test_a_kmin_above_the_switch_catalog_kmax_is_refused():
+    # Kmax left at the SN5600's catalog 1.5 MB, Kmin set to 2 MB.
+    s = apply_override(single_switch(16, "dgx-h100", "sn5600"), "transport.ecn_kmin_bytes", "2e6")
+    assert_problem(problems_of(s), "transport", "ecn_kmin_bytes", "sn5600's catalog value")

@@ -76,19 +76,20 @@ def test_the_time_series_holds_every_delivered_byte(roce):
 
 
 @pytest.mark.parametrize(
-    "mechanisms",
+    "mechanisms,recovery",
     [
-        Mechanisms("pfc", True, False),
-        Mechanisms("credit", False, True),
-        Mechanisms("none", True, False),
+        (Mechanisms("pfc", True, False), "selective-repeat"),
+        (Mechanisms("credit", False, True), "selective-repeat"),
+        (Mechanisms("none", True, False), "selective-repeat"),
+        (Mechanisms("none", False, False), "go-back-n"),
     ],
 )
-def test_both_backends_agree_through_pauses_drops_and_marks(mechanisms, roce):
+def test_both_backends_agree_through_pauses_drops_and_marks(mechanisms, recovery, roce):
     config, spec = roce
     # A small buffer makes PFC's headroom too small (drops) and fills the credit window.
     small = replace(spec, port_buffer_bytes=150e3)
     network = victim_incast(4, small, 1e6, 1e6)
-    config = replace(config, mechanisms=mechanisms)
+    config = replace(config, mechanisms=mechanisms, loss_recovery=recovery)
     fast = simulate(network, config, horizon_s=80e-6)
     slow = simulate(network, config, horizon_s=80e-6, backend="reference")
     assert fast.steps == slow.steps
@@ -105,3 +106,18 @@ def test_both_backends_agree_through_pauses_drops_and_marks(mechanisms, roce):
         np.testing.assert_allclose(
             getattr(fast, name), getattr(slow, name), rtol=1e-9, atol=1e-6, err_msg=name
         )
+
+
+def test_go_back_n_pays_the_window_behind_every_drop(roce):
+    # Lossy (no PFC, no DCQCN), an 8:1 incast into a small buffer: selective repeat resends
+    # what was dropped, go-back-N the window in flight behind each lost packet as well, so
+    # the same drops cost it more bytes on the wire and a later finish.
+    config, spec = roce
+    network = incast(8, replace(spec, port_buffer_bytes=150e3), 2e6)
+    lossy = replace(config, mechanisms=Mechanisms("none", False, False))
+    selective = simulate(network, replace(lossy, loss_recovery="selective-repeat"))
+    gbn = simulate(network, replace(lossy, loss_recovery="go-back-n"))
+    assert selective.finished and gbn.finished
+    assert selective.dropped_bytes.sum() > 0.0
+    assert gbn.makespan_s > selective.makespan_s
+    np.testing.assert_allclose(gbn.delivered_bytes, network.classes.bytes, rtol=1e-9)

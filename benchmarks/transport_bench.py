@@ -1,0 +1,77 @@
+"""Transport-model benchmarks (engine.transport): the speed figures of its issue.
+
+A 1,024-host permutation of 2 MB flows on the RoCE (PFC, ECN, DCQCN) and the InfiniBand
+(credits) 1k presets, run to completion; a 64:1 incast for 10 ms of simulated time; and the
+numba kernel against its plain-Python twin on the same small incast. Warm: each case runs
+once first to load the JIT cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from engine.catalog.devices import default_catalog
+from engine.flows.traffic import permutation
+from engine.presets.scenarios import load_preset
+from engine.routing.router import Router
+from engine.topology.expand import expand
+from engine.transport.defaults import transport_config
+from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.params import SettleParams
+from engine.transport.simulate import simulate
+from engine.transport.workloads import incast, switch_spec
+
+BUDGETS = {
+    "transport_permutation_1k_roce_s": 1.0,
+    "transport_permutation_1k_ib_s": 1.0,
+    "transport_incast_64_10ms_s": 0.5,
+}
+MIN_SPEEDUP = 50.0
+
+
+def _permutation_case(preset: str):
+    catalog = default_catalog()
+    fabric = expand(load_preset(preset), catalog)
+    src, dst = permutation(fabric, fabric.scenario.workload.seed)
+    routing = replace(fabric.scenario.routing, mode="ecmp")  # one path per flow
+    routed = Router(fabric).route(src, dst, routing, connection_bytes=2e6)
+    network = scenario_network(fabric, routed, catalog)
+    return network, scenario_transport_config(fabric.scenario, catalog)
+
+
+def _timed(network, config, **kwargs) -> float:
+    simulate(network, config, **kwargs)  # warm-up
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        result = simulate(network, config, **kwargs)
+        best = min(best, time.perf_counter() - t0)
+    assert result.finished or kwargs.get("horizon_s")
+    return best
+
+
+def transport_timings() -> dict[str, float]:
+    """The transport keys of benchmarks/run.py."""
+    out: dict[str, float] = {}
+    for key, preset in (
+        ("transport_permutation_1k_roce_s", "hgx-h100-roce-ecmp-1k"),
+        ("transport_permutation_1k_ib_s", "dgx-h100-ib-ndr-1k"),
+    ):
+        out[key] = _timed(*_permutation_case(preset))
+    catalog = default_catalog()
+    config = transport_config(catalog, "roce", "sn5600")
+    spec = switch_spec(catalog, "sn5600", 400)
+    out["transport_incast_64_10ms_s"] = _timed(incast(64, spec, 1e12), config, horizon_s=10e-3)
+    # The kernel against its twin: 8:1, 200 us of stepping (no jumps), same run.
+    small = incast(8, spec, 1e12)
+    stepping = replace(config, settle=SettleParams(enabled=False))
+    simulate(small, stepping, horizon_s=20e-6)
+    t0 = time.perf_counter()
+    simulate(small, stepping, horizon_s=200e-6)
+    fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    simulate(small, stepping, horizon_s=200e-6, backend="reference")
+    slow = time.perf_counter() - t0
+    out["transport_kernel_speedup_vs_reference"] = slow / fast
+    return out
