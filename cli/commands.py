@@ -7,10 +7,18 @@ import argparse
 import json
 import sys
 
-from cli.formatting import format_collective, format_cost, format_report, format_training, number
+from cli.formatting import (
+    format_collective,
+    format_cost,
+    format_report,
+    format_training,
+    format_transport,
+    number,
+)
 from cli.inputs import load_scenario, parse_sizes
 from engine.analysis import (
     PRESETS,
+    TransportWorkload,
     collective_run,
     compare,
     convert_technology,
@@ -22,6 +30,7 @@ from engine.analysis import (
     parse_values,
     sweep,
     training_run,
+    transport_study,
 )
 from engine.catalog.devices import default_catalog
 from engine.library.store import LibraryError
@@ -89,6 +98,31 @@ def run_train(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, overrides)
     step = training_run(scenario, default_catalog())
     print(step.to_json() if args.json else format_training(step))
+    return EXIT_OK
+
+
+def run_transport(args: argparse.Namespace) -> int:
+    """One workload through the scenario's transport mechanisms (``transport``)."""
+    scenario = load_scenario(args.scenario, args.set)
+    kind, count = args.workload
+    if count is not None and args.senders is not None and count != args.senders:
+        raise ScenarioError(
+            Problem("--senders", f"--workload incast:{count} and --senders {args.senders} disagree")
+        )
+    senders = count if count is not None else args.senders
+    workload = TransportWorkload(
+        kind=kind,
+        senders=TransportWorkload.senders if senders is None else senders,
+        ranks=args.ranks,
+        op=args.op,
+        algorithm=args.algorithm,
+        bytes_per_flow=args.bytes,
+        victim=args.victim,
+        seed=args.seed,
+        horizon_s=args.horizon,
+    )
+    study = transport_study(scenario, workload, default_catalog())
+    print(study.to_json() if args.json else format_transport(study))
     return EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""Text for a terminal: the reports of evaluate, collective, train, cost and compare.
+"""Text for a terminal: the reports of evaluate, collective, train, cost, compare and
+transport.
 
 Each function reads the typed result the door returned (`engine.analysis.results`) and
 only words and lays out its figures.
@@ -13,6 +14,8 @@ from engine.analysis import (
     PermutationResult,
     TopologySummary,
     TrainingResult,
+    TransportStudy,
+    TransportWorkload,
 )
 
 
@@ -150,3 +153,67 @@ def format_collective(result: CollectiveSummary) -> str:
 def number(value: float) -> str:
     """A figure for a table: thousands separated when large, 4 significant digits when small."""
     return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
+def _binary_size(value: float) -> str:
+    """Bytes in the binary units the command line reads (64M is 64 MiB)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def _workload_text(w: TransportWorkload) -> str:
+    """The workload in a few words, e.g. ``incast 16:1 + victim, 8 MiB per flow``."""
+    ranks = "all GPUs" if w.ranks == 0 else f"{w.ranks} ranks"
+    kind = {
+        "incast": f"incast {w.senders}:1" + (" + victim" if w.victim else ""),
+        "permutation": f"permutation (seed {w.seed})",
+        "all-to-all": f"all-to-all over {ranks}",
+        "collective": f"{w.algorithm} {w.op} over {ranks} (first network stage)",
+    }.get(w.kind, w.kind)
+    horizon = f", horizon {w.horizon_s * 1e3:g} ms" if w.horizon_s else ""
+    return f"{kind}, {_binary_size(w.bytes_per_flow)} per flow{horizon}"
+
+
+def format_transport(study: TransportStudy) -> str:
+    """The transport study: per-flow throughput against the ideal, efficiency, drops, the
+    victim's slowdown and the hottest ports."""
+    t, i = study.throughput_Bps, study.ideal_throughput_Bps
+    lines = [
+        f"{study.scenario}: {study.technology} ({', '.join(study.mechanisms)}), "
+        + _workload_text(study.workload),
+        f"  per-flow throughput: mean {t.mean / 1e9:.3f} GB/s  min {t.min / 1e9:.3f}  "
+        f"max {t.max / 1e9:.3f}   (ideal mean {i.mean / 1e9:.3f}  min {i.min / 1e9:.3f}  "
+        f"max {i.max / 1e9:.3f})",
+        f"  efficiency {study.efficiency:.3f}: makespan {study.makespan_s * 1e3:.4g} ms vs ideal "
+        f"{study.ideal_makespan_s * 1e3:.4g} ms ({study.flows:,} flows in {study.classes:,} "
+        f"classes{'' if study.finished else ', NOT finished'})",
+    ]
+    drops = (
+        f"dropped {study.dropped_bytes / 1e6:.4g} MB (sent again)"
+        if study.dropped_bytes > 0
+        else "no drops"
+    )
+    short = sum(not p.headroom_ok for p in study.hottest)
+    loss = "lossless" if study.lossless else "NOT lossless"
+    if short:
+        loss += f" ({short} of the hottest ports without lossless headroom)"
+    lines.append(f"  {drops}; {loss}")
+    if study.victim_slowdown is not None:
+        lines.append(f"  victim slowdown: {study.victim_slowdown:.2f}x its ideal time")
+    if study.hottest:
+        width = max(len(p.link) for p in study.hottest)
+        lines.append(
+            f"  {'hottest ports':<{width}} {'queue KB max':>12} {'mean':>9} {'pause %':>8} "
+            f"{'ECN %':>7} {'drops MB':>9}"
+        )
+        for p in study.hottest:
+            lines.append(
+                f"  {p.link:<{width}} {p.max_queue_bytes / 1e3:>12,.1f} "
+                f"{p.mean_queue_bytes / 1e3:>9,.1f} {p.pause_fraction:>8.1%} "
+                f"{p.ecn_mark_fraction:>7.1%} {p.dropped_bytes / 1e6:>9.3g}"
+            )
+    lines += [f"  note: {note}" for note in study.notes]
+    lines.append(f"  engine {study.engine_s:.2f} s ({study.steps:,} steps, {study.jumps} jumps)")
+    return "\n".join(lines)

@@ -1,7 +1,7 @@
 """The argument parser of every headless sub-command, and the entry that runs one.
 
 ``fabriclab presets``, ``validate``, ``evaluate``, ``cost``, ``sweep``, ``compare``,
-``train``, ``collective`` and ``library``. A broken scenario prints every problem (element,
+``train``, ``collective``, ``transport`` and ``library``. A broken scenario prints every problem (element,
 field, what to do) and exits 2; a bad command line exits 2 as well; nothing prints a
 traceback at the user.
 """
@@ -9,12 +9,21 @@ traceback at the user.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from cli import commands as cmd
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
-from engine.analysis import METRICS, OPS, parse_bytes, set_memory_limit
+from cli.inputs import parse_size
+from engine.analysis import (
+    METRICS,
+    OPS,
+    TRANSPORT_KINDS,
+    TransportWorkload,
+    parse_bytes,
+    set_memory_limit,
+)
 from engine.catalog.errors import CatalogError
 from engine.model.errors import ScenarioError
 
@@ -56,6 +65,81 @@ def _memory(text: str) -> int:
         return parse_bytes(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _workload(text: str) -> tuple[str, int | None]:
+    """``--workload``: a transport workload kind, ``incast:N`` giving the senders of N:1."""
+    kind, _, count = text.strip().partition(":")
+    if kind in TRANSPORT_KINDS and not count:
+        return kind, None
+    if kind == "incast" and count.isdigit() and int(count) >= 1:
+        return kind, int(count)
+    raise argparse.ArgumentTypeError(
+        f"unknown workload {text!r}; use {', '.join(TRANSPORT_KINDS)} or incast:N (N:1)"
+    )
+
+
+def _size(text: str) -> float:
+    """``--bytes`` in bytes, binary units (64M, 1G)."""
+    try:
+        return parse_size(text)
+    except ScenarioError as exc:
+        raise argparse.ArgumentTypeError(exc.brief()) from None
+
+
+_PER_SECOND = {"": 1.0, "s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}
+
+
+def _duration(text: str) -> float:
+    """``--horizon`` in seconds: ``0.01``, ``10ms``, ``500us`` (0: run to the end)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"cannot read {text!r} as a time (e.g. 10ms, 500us, 0.01)")
+    return float(match.group(1)) / _PER_SECOND[match.group(2) or ""]
+
+
+def _transport_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``transport``: the workload, as `TransportWorkload` has it."""
+    d = TransportWorkload()
+    p.add_argument(
+        "--workload",
+        type=_workload,
+        default=(d.kind, None),
+        metavar="KIND",
+        help=f"{', '.join(TRANSPORT_KINDS)}; incast:N for N:1 (default {d.kind})",
+    )
+    p.add_argument(
+        "--senders", type=int, metavar="N", help=f"incast senders, N:1 (default {d.senders})"
+    )
+    p.add_argument(
+        "--ranks",
+        type=int,
+        default=d.ranks,
+        metavar="N",
+        help="all-to-all, collective: the first N GPUs (0: all)",
+    )
+    p.add_argument("--op", choices=OPS, default=d.op, help=f"collective (default {d.op})")
+    p.add_argument(
+        "--algorithm", default=d.algorithm, help=f"its algorithm (default {d.algorithm})"
+    )
+    p.add_argument(
+        "--bytes",
+        type=_size,
+        default=d.bytes_per_flow,
+        metavar="SIZE",
+        help=f"bytes per flow, e.g. 8M (default {d.bytes_per_flow / 2**20:g}M)",
+    )
+    p.add_argument(
+        "--victim", action="store_true", help="incast: add a flow sharing the first sender's uplink"
+    )
+    p.add_argument("--seed", type=int, default=d.seed, help="permutation seed (default 0)")
+    p.add_argument(
+        "--horizon",
+        type=_duration,
+        default=d.horizon_s,
+        metavar="TIME",
+        help="stop at this simulated time, e.g. 10ms or 0.01 (default: when every flow is done)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,6 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--sizes", default="8:16G", help="MIN:MAX bytes, e.g. 8:16G or 8G:8G (default 8:16G)"
     )
     p.add_argument("--factor", type=float, default=4.0, help="step between sizes (default 4)")
+    p = _command(
+        sub,
+        "transport",
+        cmd.run_transport,
+        "queues, pauses, marks and rates of one traffic pattern (credits, PFC, ECN, DCQCN)",
+    )
+    _transport_options(p)
     p = sub.add_parser(
         "library", help="the scenario library: list, search, show, versions, export, import"
     )

@@ -25,8 +25,11 @@ from engine.analysis.results import (
     ComparisonRow,
     CostReport,
     EvaluationResult,
+    FlowSeries,
     HotLink,
     PermutationResult,
+    PortFigures,
+    PortSeries,
     ResultFormatError,
     StageTime,
     Stats,
@@ -34,6 +37,8 @@ from engine.analysis.results import (
     TimedCollective,
     TopologySummary,
     TrainingResult,
+    TransportStudy,
+    TransportWorkload,
     UtilizationHistogram,
 )
 from engine.analysis.self_check import (
@@ -49,6 +54,8 @@ from engine.analysis.sources import load_from_library, open_library, seed_with_p
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
+from engine.analysis.transport_study import KINDS as TRANSPORT_KINDS
+from engine.analysis.transport_study import transport_study
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
@@ -67,6 +74,7 @@ __all__ = [
     "PRESETS",
     "ROW_KEYS",
     "TEMPLATES",
+    "TRANSPORT_KINDS",
     "AppReport",
     "BomRow",
     "CheckResult",
@@ -78,8 +86,11 @@ __all__ = [
     "ComparisonRow",
     "CostReport",
     "EvaluationResult",
+    "FlowSeries",
     "HotLink",
     "PermutationResult",
+    "PortFigures",
+    "PortSeries",
     "Progress",
     "ResultFormatError",
     "RunCancelledError",
@@ -92,6 +103,8 @@ __all__ = [
     "TimedCollective",
     "TopologySummary",
     "TrainingResult",
+    "TransportStudy",
+    "TransportWorkload",
     "UtilizationHistogram",
     "bundle_tier_labels",
     "check_evaluation",
@@ -126,4 +139,5 @@ __all__ = [
     "tier_utilization",
     "training_run",
     "training_summary",
+    "transport_study",
 ]

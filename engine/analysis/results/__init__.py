@@ -2,7 +2,8 @@
 and `from_dict` (`codec`), grouped by concern.
 
 `fabric` (topology, permutation test and the utilization rows they share), `collective`,
-`training`, `cost`, `report` (the whole evaluation and the app's report) and `comparison`.
+`training`, `cost`, `report` (the whole evaluation and the app's report), `comparison` and
+`transport` (the transport study of one workload).
 The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
 """
 
@@ -27,6 +28,13 @@ from engine.analysis.results.fabric import (
 )
 from engine.analysis.results.report import AppReport, EvaluationResult
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
+from engine.analysis.results.transport import (
+    FlowSeries,
+    PortFigures,
+    PortSeries,
+    TransportStudy,
+    TransportWorkload,
+)
 
 __all__ = [
     "AppReport",
@@ -39,9 +47,12 @@ __all__ = [
     "ComparisonRow",
     "CostReport",
     "EvaluationResult",
+    "FlowSeries",
     "HotLink",
     "JsonResult",
     "PermutationResult",
+    "PortFigures",
+    "PortSeries",
     "ResultFormatError",
     "StageTime",
     "Stats",
@@ -49,5 +60,7 @@ __all__ = [
     "TimedCollective",
     "TopologySummary",
     "TrainingResult",
+    "TransportStudy",
+    "TransportWorkload",
     "UtilizationHistogram",
 ]

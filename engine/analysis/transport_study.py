@@ -1,0 +1,500 @@
+"""The transport study: one traffic pattern through the transport mechanisms of a scenario.
+
+`transport_study` is the door to `engine.transport` (the CLI's ``transport`` command, the
+app's Congestion tab). It expands the scenario, builds the workload's flows (an N:1 incast,
+with a victim if asked, a permutation, an all-to-all, or the first stage of a collective
+that crosses the network), routes them, runs the fluid transport model (IB credits or RoCE
+PFC, ECN, DCQCN, IB CC as the scenario's technology and transport settings say) and sums
+the run up as a `TransportStudy`: throughput per flow against the max-min ideal, the hottest
+ports and their queues over time, pause and mark shares per bundle, drops, headroom, the
+victim's slowdown. The transport speaks of compact links and flow classes, the front ends of
+fabric links, bundles and GPU pairs: transport link i is fabric link ``used[i]``, the cables
+the flows cross in increasing id (as `engine.transport.fabric.network_from_routes` keeps
+them). What the model cannot run (sprayed routes, over `MAX_CLASSES` distinct paths, a
+workload that crosses no cable) is refused with a `ScenarioError` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.analysis.results import (
+    FlowSeries,
+    PortFigures,
+    PortSeries,
+    Stats,
+    TransportStudy,
+    TransportWorkload,
+)
+from engine.catalog.devices import Catalog, default_catalog
+from engine.collectives.placement import placement
+from engine.collectives.schedules import ALGORITHMS, OPS, build_schedule, layout
+from engine.flows.traffic import permutation
+from engine.flows.utilization import summary_stats
+from engine.model.errors import Problem, ScenarioError
+from engine.model.scenario import Scenario
+from engine.routing.router import RoutedFlows, Router
+from engine.runtime.progress import Progress, checkpoint
+from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link, expand
+from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.result import TransportResult
+from engine.transport.simulate import simulate
+
+KINDS = ("incast", "permutation", "all-to-all", "collective")
+MAX_CLASSES = 20_000  # distinct paths the model runs in seconds (as engine.collectives)
+MAX_PAIRS = 1_000_000  # all-to-all connections routed before the class count is known
+SERIES_POINTS = 400  # time-series rows kept per series
+HOTTEST_PORTS = 10
+PORT_SERIES = 4
+FLOW_SERIES = 4
+_SPRAY = Problem(
+    "routing",
+    "the transport model runs one path per flow and spraying splits each over every path: "
+    "use routing.mode ecmp or adaptive",
+    "mode",
+)
+
+
+def _refuse(message: str, name: str) -> ScenarioError:
+    """A workload problem, named by its `TransportWorkload` field."""
+    return ScenarioError(Problem("transport", message, name))
+
+
+@dataclass
+class _Demand:
+    """The workload's connections: GPU pairs and bytes, the victim's index (-1: none)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    victim: int = -1
+    notes: list[str] = field(default_factory=list)
+
+
+def transport_study(
+    scenario: Scenario,
+    workload: TransportWorkload,
+    catalog: Catalog | None = None,
+    progress: Progress | None = None,
+) -> TransportStudy:
+    """Run `workload` through the transport mechanisms of `scenario` and sum it up.
+
+    Raises `ScenarioError` for a scenario that cannot be built (every problem, as
+    `evaluate`) and for a workload the model cannot run, naming the field (``kind``,
+    ``senders``, ``ranks``, ``op``, ``algorithm``, ``bytes_per_flow``, ``victim``,
+    ``horizon_s``; ``routing.mode`` for spraying). `progress` hears the stages and can stop
+    the study between them (`RunCancelledError`); the simulation itself is one chunk.
+    """
+    started = time.perf_counter()
+    catalog = catalog or default_catalog()
+    _check_workload(workload)
+    checkpoint(progress, 0.0, "expand")
+    fabric = expand(scenario, catalog)
+    if scenario.routing.mode == "spray":
+        raise ScenarioError(_SPRAY)
+    checkpoint(progress, 0.05, "flows")
+    demand = _demand(fabric, workload)
+    checkpoint(progress, 0.1, "route")
+    routed = Router(fabric).route(
+        demand.src, demand.dst, scenario.routing, connection_bytes=demand.nbytes
+    )
+    if np.any(routed.entry_weight != 1.0):
+        raise ScenarioError(_SPRAY)
+    checkpoint(progress, 0.2, "transport network")
+    network = scenario_network(fabric, routed, catalog)
+    n_classes = network.classes.n_classes
+    size_field = "ranks" if workload.kind in ("all-to-all", "collective") else "kind"
+    if n_classes == 0:
+        raise _refuse(
+            "no flow of this workload crosses a cable (they stay inside servers, over "
+            "NVLink); use more ranks or servers",
+            size_field,
+        )
+    if n_classes > MAX_CLASSES:
+        raise _refuse(
+            f"{n_classes:,} distinct paths (over {MAX_CLASSES:,}) would take the transport "
+            "model minutes; use fewer ranks or a smaller fabric",
+            size_field,
+        )
+    config = scenario_transport_config(scenario, catalog)
+    checkpoint(progress, 0.3, "transport")
+    result = simulate(network, config, workload.horizon_s or None)
+    checkpoint(progress, 0.95, "summary")
+    used = np.unique(routed.entry_link[fabric.network_link_mask()[routed.entry_link]])
+    if used.shape[0] != network.links.n_links:
+        raise RuntimeError("transport links do not match the fabric links the flows use")
+    m = config.mechanisms
+    mechanisms = (m.lossless,) + (("dcqcn",) if m.dcqcn else ()) + (("ib_cc",) if m.ib_cc else ())
+    if scenario.transport.model == "ideal":
+        demand.notes.append("transport.model is ideal; the study runs the mechanisms anyway")
+    study = _summary(fabric, routed, result, used, demand, workload)
+    checkpoint(progress, 1.0, "done")
+    return TransportStudy(
+        scenario=scenario.metadata.name,
+        technology=scenario.fabric.technology,
+        mechanisms=mechanisms,
+        workload=workload,
+        engine_s=time.perf_counter() - started,
+        **study,
+    )
+
+
+def _check_workload(w: TransportWorkload) -> None:
+    """Refuse what no fabric could run, before anything is expanded."""
+    if w.kind not in KINDS:
+        raise _refuse(f"unknown workload {w.kind!r}; use one of {', '.join(KINDS)}", "kind")
+    if not (math.isfinite(w.bytes_per_flow) and w.bytes_per_flow > 0):
+        raise _refuse(
+            f"bytes per flow must be positive, not {w.bytes_per_flow!r}", "bytes_per_flow"
+        )
+    if not (math.isfinite(w.horizon_s) and w.horizon_s >= 0):
+        raise _refuse(
+            f"the horizon must be 0 (run to the end) or a positive time, not {w.horizon_s!r}",
+            "horizon_s",
+        )
+    if w.victim and w.kind != "incast":
+        raise _refuse("a victim flow belongs to an incast; use kind incast", "victim")
+    if w.kind == "incast" and w.senders < 1:
+        raise _refuse(f"an incast needs at least 1 sender, not {w.senders}", "senders")
+    if w.kind in ("all-to-all", "collective") and (w.ranks < 0 or w.ranks == 1):
+        raise _refuse(f"ranks must be 0 (every GPU) or at least 2, not {w.ranks}", "ranks")
+    if w.kind == "collective":
+        if w.op not in OPS:
+            raise _refuse(f"unknown collective {w.op!r}; use one of {', '.join(OPS)}", "op")
+        if w.algorithm not in ALGORITHMS[w.op]:
+            raise _refuse(
+                f"{w.op} runs {', '.join(ALGORITHMS[w.op])}, not {w.algorithm!r} (the study "
+                "runs one algorithm; auto chooses per message size)",
+                "algorithm",
+            )
+
+
+def _ranks(fabric: Fabric, w: TransportWorkload) -> np.ndarray:
+    """The first `w.ranks` GPUs in placement order (all when 0)."""
+    if w.ranks > fabric.n_gpus:
+        raise _refuse(f"{w.ranks} ranks asked for, the fabric has {fabric.n_gpus} GPUs", "ranks")
+    return placement(fabric, w.ranks)
+
+
+def _demand(fabric: Fabric, w: TransportWorkload) -> _Demand:
+    """The connections of workload `w` on `fabric`."""
+    if w.kind == "incast":
+        return _incast(fabric, w)
+    if w.kind == "permutation":
+        src, dst = permutation(fabric, w.seed)
+        cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+        return _Demand(src[cross], dst[cross], np.full(int(cross.sum()), w.bytes_per_flow))
+    if w.kind == "all-to-all":
+        return _all_to_all(fabric, w)
+    return _collective(fabric, w)
+
+
+def _incast(fabric: Fabric, w: TransportWorkload) -> _Demand:
+    """GPU 0 of servers 1..N to GPU 0 of server 0, and the victim when asked."""
+    first = fabric.server_first_gpu
+    if w.senders > fabric.n_servers - 1:
+        raise _refuse(
+            f"{w.senders}:1 needs {w.senders + 1} servers (one GPU of each sends); the fabric "
+            f"has {fabric.n_servers}",
+            "senders",
+        )
+    src = first[1 : w.senders + 1].astype(np.int64)
+    dst = np.full(w.senders, first[0], dtype=np.int64)
+    demand = _Demand(src, dst, np.full(w.senders, w.bytes_per_flow))
+    if w.victim:
+        v_src, v_dst = _victim(fabric, int(src[0]), int(dst[0]), w.senders)
+        demand.src = np.append(src, v_src)
+        demand.dst = np.append(dst, v_dst)
+        demand.nbytes = np.append(demand.nbytes, w.bytes_per_flow)
+        demand.victim = w.senders
+        demand.notes.append(
+            f"victim: gpu {v_src} -> gpu {v_dst}, sharing the uplink of gpu {int(src[0])}"
+        )
+    return demand
+
+
+def _victim(fabric: Fabric, sender: int, receiver: int, senders: int) -> tuple[int, int]:
+    """The victim's GPUs: from the first sender's server (another GPU of it whose NIC cable
+    is the sender's, else the sender itself) to GPU 0 of a server that neither receives
+    nor, where the fabric has one more, sends."""
+    if fabric.n_servers < 3:
+        raise _refuse("a victim needs a third server to send to", "victim")
+    first = fabric.server_first_gpu
+    home = int(fabric.gpu_server[sender])  # server 1; the victim goes to the next free one
+    v_dst = int(first[senders + 1 if senders + 1 < fabric.n_servers else 2])
+    local = np.arange(first[home], first[home + 1], dtype=np.int64)
+    candidates = np.append(local[local != sender], sender)
+    router = Router(fabric)
+    policy = fabric.scenario.routing
+    mask = fabric.network_link_mask()
+
+    def first_cables(routed: RoutedFlows) -> list[set[int]]:
+        out: list[set[int]] = [set() for _ in range(routed.n_connections)]
+        for f in range(routed.n_flows):
+            path = routed.entry_link[routed.flow_ptr[f] : routed.flow_ptr[f + 1]]
+            path = path[mask[path]]
+            if path.size:
+                out[int(routed.connection[f])].add(int(path[0]))
+        return out
+
+    own = first_cables(router.route(np.array([sender]), np.array([receiver]), policy))[0]
+    tried = first_cables(router.route(candidates, np.full(candidates.size, v_dst), policy))
+    for gpu, cables in zip(candidates, tried, strict=True):
+        if cables and cables <= own:
+            return int(gpu), v_dst
+    return sender, v_dst
+
+
+def _all_to_all(fabric: Fabric, w: TransportWorkload) -> _Demand:
+    """Every ordered pair of the ranks on different servers (pairs inside a server stay
+    on NVLink, outside the transport)."""
+    ranks = _ranks(fabric, w)
+    servers = fabric.gpu_server[ranks]
+    _, per_server = np.unique(servers, return_counts=True)
+    pairs = int(ranks.size**2 - np.sum(per_server.astype(np.int64) ** 2))
+    # With a NIC of its own at each rank every pair is a distinct path: refuse before routing.
+    own_nics = not fabric.scenario.routing.pxn and bool(np.all(fabric.gpu_line_rate[ranks] > 0))
+    if pairs > (MAX_CLASSES if own_nics else MAX_PAIRS):
+        raise _refuse(
+            f"an all-to-all over {ranks.size:,} ranks has {pairs:,} connections between "
+            f"servers, over the {MAX_CLASSES:,} distinct paths the model runs; use fewer ranks",
+            "ranks",
+        )
+    src = np.repeat(ranks, ranks.size)
+    dst = np.tile(ranks, ranks.size)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    demand = _Demand(src[cross], dst[cross], np.full(int(cross.sum()), w.bytes_per_flow))
+    if int(np.sum(per_server.astype(np.int64) * (per_server - 1))):
+        demand.notes.append("pairs inside a server (NVLink) are left out")
+    return demand
+
+
+def _collective(fabric: Fabric, w: TransportWorkload) -> _Demand:
+    """The first stage of the collective that crosses servers, one step of it: each flow
+    carries `bytes_per_flow` times its share over the largest share."""
+    lay = layout(_ranks(fabric, w), fabric.gpu_server)
+    try:
+        stages = build_schedule(w.op, w.algorithm, lay)
+    except ScenarioError as exc:
+        raise ScenarioError(
+            [Problem("transport", p.message, p.field) for p in exc.problems]
+        ) from None
+    server = fabric.gpu_server
+    for i, stage in enumerate(stages):
+        if stage.src.size == 0 or stage.share.max(initial=0.0) <= 0.0:
+            continue
+        keep = (server[stage.src] != server[stage.dst]) & (stage.share > 0)
+        if not keep.any():
+            continue
+        nbytes = w.bytes_per_flow * stage.share[keep] / stage.share.max()
+        demand = _Demand(stage.src[keep].astype(np.int64), stage.dst[keep].astype(np.int64), nbytes)
+        demand.notes.append(f"one step of stage {i + 1} of {len(stages)}: {stage.name}")
+        if not keep.all():
+            demand.notes.append(f"{int((~keep).sum())} flows inside servers (NVLink) left out")
+        return demand
+    raise _refuse(
+        f"no stage of {w.algorithm} {w.op} sends over the network here (switch-reduced or "
+        "inside servers); use another algorithm or more ranks",
+        "ranks" if lay.n_servers < 2 else "algorithm",
+    )
+
+
+def _summary(
+    fabric: Fabric,
+    routed: RoutedFlows,
+    result: TransportResult,
+    used: np.ndarray,
+    demand: _Demand,
+    w: TransportWorkload,
+) -> dict:
+    """The study's figures from a finished (or stopped) run."""
+    network = result.network
+    cl = network.classes
+    flow_class = network.flow_class
+    end = result.end_s
+    crossing = flow_class >= 0
+    f_class = flow_class[crossing]
+    conn = routed.connection[crossing]
+    n_conn = routed.n_connections
+    per_flow_delivered = result.delivered_bytes[f_class] / cl.multiplicity[f_class]
+    c_bytes = np.bincount(conn, weights=routed.flow_bytes[crossing], minlength=n_conn)
+    c_done = np.bincount(conn, weights=per_flow_delivered, minlength=n_conn)
+    c_finish = np.zeros(n_conn)
+    np.maximum.at(c_finish, conn, result.finish_s[f_class])
+    c_ideal = np.zeros(n_conn)
+    np.maximum.at(c_ideal, conn, result.ideal_finish_s[f_class])
+    present = np.zeros(n_conn, dtype=bool)
+    present[conn] = True
+    finished = np.isfinite(c_finish)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        thr = np.where(finished, c_bytes / c_finish, c_done / (end if end > 0 else 1.0))
+        ideal_thr = np.where(c_ideal > 0, c_bytes / c_ideal, 0.0)
+    thr_p, ideal_p = thr[present], ideal_thr[present]
+    ideal_makespan = float(result.ideal_finish_s.max())
+    notes = list(demand.notes)
+    moving = bool(np.all(thr_p > 0))  # an unfinished flow's finish is projected at its pace
+    with np.errstate(divide="ignore", invalid="ignore"):
+        projected = np.where(finished, c_finish, c_bytes / thr)[present]
+    makespan = float(projected.max()) if moving else end
+    efficiency = ideal_makespan / makespan if makespan > 0 and moving else 0.0
+    if not result.finished:
+        left = int(np.sum(present & ~finished))
+        why = "the horizon" if w.horizon_s else "the step limit"
+        notes.append(
+            f"{left} of {int(present.sum())} flows unfinished at {end * 1e3:.4g} ms ({why}): "
+            "their throughput is bytes delivered over that time, the makespan projected at it"
+        )
+    if routed.unreachable.size:
+        notes.append(f"{routed.unreachable.size} connections unreachable, left out")
+    dropped = float(result.dropped_bytes.sum())
+    if dropped > 0:
+        notes.append(f"{dropped / 1e6:.4g} MB dropped and sent again")
+    victim = None
+    if demand.victim >= 0 and thr[demand.victim] > 0:
+        victim = float(ideal_thr[demand.victim] / thr[demand.victim])
+    bundles = _bundle_ids(fabric, used)
+    ports = _hottest(fabric, result, used, bundles)
+    return {
+        "flows": int(present.sum()),
+        "classes": int(cl.n_classes),
+        "throughput_Bps": Stats(**summary_stats(thr_p)),
+        "ideal_throughput_Bps": Stats(**summary_stats(ideal_p)),
+        "makespan_s": float(makespan),
+        "ideal_makespan_s": ideal_makespan,
+        "efficiency": float(efficiency),
+        "finished": bool(result.finished),
+        "dropped_bytes": dropped,
+        "lossless": bool(np.all(result.lossless)) and dropped == 0.0,
+        "hottest": ports,
+        "port_series": _port_series(result, ports[:PORT_SERIES], used),
+        "flow_series": _flow_series(routed, result, demand),
+        "bundle_pause_fraction": _per_bundle(bundles, result.pause_fraction),
+        "bundle_mark_fraction": _per_bundle(bundles, result.ecn_mark_fraction),
+        "steps": int(result.steps),
+        "jumps": int(result.jumps),
+        "victim_slowdown": victim,
+        "notes": tuple(notes),
+    }
+
+
+def _bundle_ids(fabric: Fabric, used: np.ndarray) -> list[str]:
+    """The bundle id of each transport link ("nvlink" inside servers, as the fabric results)."""
+    bundles = fabric.scenario.bundles
+    return [
+        "nvlink" if b == NVLINK_BUNDLE else bundles[b].id for b in fabric.link_bundle[used].tolist()
+    ]
+
+
+def _per_bundle(bundles: list[str], values: np.ndarray) -> dict[str, float]:
+    """The largest of `values` over each bundle's links."""
+    out: dict[str, float] = {}
+    for b, v in zip(bundles, values.tolist(), strict=True):
+        out[b] = max(out.get(b, 0.0), float(v))
+    return out
+
+
+def _hottest(
+    fabric: Fabric, result: TransportResult, used: np.ndarray, bundles: list[str]
+) -> tuple[PortFigures, ...]:
+    """The ports with the largest queue (then paused share, then utilization)."""
+    q, pause, util = result.max_queue_bytes, result.pause_fraction, result.utilization
+    order = np.lexsort((-util, -pause, -q))
+    active = order[(q[order] > 0) | (pause[order] > 0) | (util[order] > 0)]
+    return tuple(
+        PortFigures(
+            link=describe_link(fabric, int(used[i])),
+            index=int(used[i]),
+            bundle=bundles[i],
+            max_queue_bytes=float(q[i]),
+            mean_queue_bytes=float(result.mean_queue_bytes[i]),
+            pause_fraction=float(pause[i]),
+            ecn_mark_fraction=float(result.ecn_mark_fraction[i]),
+            dropped_bytes=float(result.dropped_bytes[i]),
+            utilization=float(util[i]),
+            headroom_ok=bool(result.lossless[i]),
+        )
+        for i in active[:HOTTEST_PORTS].tolist()
+    )
+
+
+def _downsample(result: TransportResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The time series' buckets (runs of consecutive rows, at most `SERIES_POINTS`, the
+    same for every series): the time each ends at, its first row, and each row's duration."""
+    t = result.time_s
+    n = t.shape[0]
+    starts = np.unique(np.linspace(0, n, min(n, SERIES_POINTS) + 1)[:-1].astype(np.int64))
+    if n == 0:
+        return np.zeros(0), starts, np.zeros(0)
+    ends = np.append(starts[1:], n) - 1
+    duration = np.diff(t, prepend=0.0)
+    return t[ends], starts, duration
+
+
+def _mean_rows(values: np.ndarray, starts: np.ndarray, duration: np.ndarray) -> np.ndarray:
+    """Duration-weighted mean of `values` rows (time x k) over each bucket."""
+    total = np.add.reduceat(duration, starts)
+    summed = np.add.reduceat(values * duration[:, None], starts, axis=0)
+    return summed / np.where(total > 0, total, 1.0)[:, None]
+
+
+def _port_series(
+    result: TransportResult, ports: tuple[PortFigures, ...], used: np.ndarray
+) -> tuple[PortSeries, ...]:
+    """Queue (largest sample per bucket) and paused share (mean) of the first hot ports."""
+    times, starts, duration = _downsample(result)
+    if not ports or starts.size == 0:
+        return ()
+    local = np.searchsorted(used, [p.index for p in ports])
+    queue = np.maximum.reduceat(result.queue_bytes[:, local], starts, axis=0)
+    paused = _mean_rows(result.paused_share[:, local], starts, duration)
+    t = tuple(times.tolist())
+    return tuple(
+        PortSeries(
+            p.link, p.index, p.bundle, t, tuple(queue[:, j].tolist()), tuple(paused[:, j].tolist())
+        )
+        for j, p in enumerate(ports)
+    )
+
+
+def _flow_series(
+    routed: RoutedFlows, result: TransportResult, demand: _Demand
+) -> tuple[FlowSeries, ...]:
+    """Delivery rate over time of the slowest classes (per-flow bytes over finish time, as
+    the throughput), and of the victim's class when it is not among them."""
+    times, starts, duration = _downsample(result)
+    cl = result.network.classes
+    if starts.size == 0 or cl.n_classes == 0:
+        return ()
+    per_flow = cl.bytes / cl.multiplicity
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pace = np.where(
+            np.isfinite(result.finish_s),
+            per_flow / result.finish_s,
+            result.delivered_bytes / cl.multiplicity / max(result.end_s, 1e-300),
+        )
+    chosen = [int(c) for c in np.argsort(pace, kind="stable")[:FLOW_SERIES]]
+    flow_class = result.network.flow_class
+    crossing = np.flatnonzero(flow_class >= 0)
+    classes, first = np.unique(flow_class[crossing], return_index=True)
+    first_flow = dict(zip(classes.tolist(), crossing[first].tolist(), strict=True))
+    victim_class = -1
+    if demand.victim >= 0:
+        v_flows = np.flatnonzero((routed.connection == demand.victim) & (flow_class >= 0))
+        if v_flows.size:
+            victim_class = int(flow_class[v_flows[0]])
+            if victim_class not in chosen:
+                chosen.append(victim_class)
+    rates = _mean_rows(result.class_rate_Bps[:, chosen], starts, duration)
+    t = tuple(times.tolist())
+    series = []
+    for j, c in enumerate(chosen):
+        f = first_flow[c]
+        label = f"gpu {int(routed.src_gpu[f])} -> gpu {int(routed.dst_gpu[f])}"
+        if c == victim_class:
+            label += " (victim)"
+        series.append(FlowSeries(label, int(cl.multiplicity[c]), t, tuple(rates[:, j].tolist())))
+    return tuple(series)
