@@ -1,18 +1,22 @@
 """The property inspector: the selected group's or bundle's fields, else fabric/routing.
 
 Every edit goes through `ScenarioDocument.set_field`, so it is undoable; a refused edit shows
-its message under the form.
+its message under the form. The fabric page ends with the Transport group
+(`ui.transport_settings`), whose edits and refusals take the same way.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QLabel,
     QLineEdit,
+    QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -21,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from engine.model.scenario import PATTERNS, ROUTING_MODES
 from ui.document.document import ScenarioDocument
+from ui.transport_settings import TransportSettingsBox
 
 MAX_COUNT = 1_000_000
 MAX_LATENCY_NS = 100_000.0
@@ -29,6 +34,7 @@ MAX_BLOCKS = 100_000
 MAX_SPEED_GBPS = 100_000.0
 MAX_LENGTH_M = 100_000.0
 CATALOG_TEXT = "catalog"
+MIN_FORM_HEIGHT = 286  # px: the inspector's height before it scrolled
 
 
 class Inspector(QWidget):
@@ -81,6 +87,8 @@ class Inspector(QWidget):
         self.latency_spin.setToolTip("Switch latency; 'catalog' uses the catalog's value")
         form2.addRow("Routing", self.routing_combo)
         form2.addRow("Switch latency", self.latency_spin)
+        self.transport = TransportSettingsBox(document, self._apply, self._refuse)
+        form2.addRow(self.transport)
 
         bundle_page = QWidget()
         form3 = QFormLayout(bundle_page)
@@ -124,6 +132,9 @@ class Inspector(QWidget):
         self.pages.addWidget(fabric_page)
         self.pages.addWidget(group_page)
         self.pages.addWidget(bundle_page)
+        # the stack is as tall as its shown page, not its tallest (the fabric page)
+        self.pages.currentChanged.connect(self._fit_page)
+        self._fit_page(0)
 
         self.override_edit = QLineEdit()
         self.override_edit.setObjectName("overrideEdit")
@@ -133,13 +144,30 @@ class Inspector(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #d62728")
 
-        layout = QVBoxLayout(self)
+        # the form scrolls: the fabric page with its Transport group is taller than a short
+        # window leaves the dock, and the dock must not hold the window's height up
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.addWidget(self.title)
         layout.addWidget(self.pages)
         layout.addWidget(QLabel("Set a field:"))
         layout.addWidget(self.override_edit)
         layout.addWidget(self.error_label)
         layout.addStretch(1)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("inspectorScroll")
+        self.scroll.setWidget(content)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        self.scroll.setMinimumWidth(content.sizeHint().width() + bar)
+        # as tall as the form without the Transport group was, so the window's first layout
+        # (palette, results) stays as it was; what is taller scrolls
+        self.scroll.setMinimumHeight(min(content.minimumSizeHint().height(), MIN_FORM_HEIGHT))
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
 
         self.count_spin.valueChanged.connect(self._count_edited)
         self.model_combo.activated.connect(self._model_edited)
@@ -212,6 +240,7 @@ class Inspector(QWidget):
                 self.routing_combo.setCurrentText(scenario.routing.mode)
                 latency = scenario.fabric.switch_latency_ns
                 self.latency_spin.setValue(0.0 if latency is None else latency)
+                self.transport.refresh()
             else:
                 self.title.setText(f"<b>{group.name or group.id}</b> ({group.kind})")
                 self.pages.setCurrentIndex(1)
@@ -243,12 +272,23 @@ class Inspector(QWidget):
         if self.bundle_id and not self.group_id:
             self._apply(f"bundles.{self.bundle_id}.{field}", text)
 
+    def _fit_page(self, index: int) -> None:
+        for i in range(self.pages.count()):
+            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
+            self.pages.widget(i).setSizePolicy(policy, policy)
+        self.pages.adjustSize()
+
     def _apply(self, path: str, text: str) -> None:
         error = self.document.set_field(path, text)
         self.error_label.setText(error or "")
         self.message.emit(error or "")
         if error:
             self.refresh()
+
+    def _refuse(self, message: str) -> None:
+        """Show why an edit was not made, as `_apply` shows a refusal of the document."""
+        self.error_label.setText(message)
+        self.message.emit(message)
 
     def _count_edited(self, value: int) -> None:
         if self.group_id:

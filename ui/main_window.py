@@ -40,6 +40,7 @@ from ui.library.session import LibrarySession
 from ui.menus import WindowMenus
 from ui.palette import Palette
 from ui.problems import ProblemsPanel
+from ui.results.congestion_tab import CongestionTab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
 from ui.settings import SettingsStore
@@ -110,6 +111,8 @@ class MainWindow(WindowMenus, QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector_dock)
 
         self.results = ResultsPanel()
+        self.congestion_tab = CongestionTab(self.document, self.catalog)
+        self.results.tabs.addTab(self.congestion_tab, "Congestion")
         self.sweep_panel = SweepPanel(self.document)
         self.results.tabs.addTab(self.sweep_panel, "Sweep")
         results_dock = QDockWidget("Results", self)
@@ -155,6 +158,8 @@ class MainWindow(WindowMenus, QMainWindow):
         self.worker.progress.connect(self._run_progress)
 
         self.results.bundleActivated.connect(self._bundle_activated)
+        self.congestion_tab.bundleActivated.connect(self._bundle_activated)
+        self.congestion_tab.sharesChanged.connect(self.canvas.show_congestion)
 
         self.template_dialog: TemplateDialog | None = None
         self.about_dialog: AboutDialog | None = None
@@ -450,5 +455,6 @@ class MainWindow(WindowMenus, QMainWindow):
         self.worker.shutdown()
         self.results.shutdown()
         self.sweep_panel.shutdown()
+        self.congestion_tab.shutdown()
         self.save_settings()
         super().closeEvent(event)

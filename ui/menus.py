@@ -10,14 +10,18 @@ dock and File menu entries, which take over the JSON file's Save As and its shor
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMenu
 
 from ui.library.session import LibrarySession
 from ui.settings import SettingsStore
 from ui.theme import add_theme_actions
 
 ZOOM_IN, ZOOM_OUT = 1.25, 0.8
+COLOUR_TITLES = {
+    "utilization": "Link &utilization (permutation test)",
+    "congestion": "&Congestion (pauses, ECN marks; Congestion tab)",
+}
 
 
 class WindowMenus:
@@ -100,6 +104,7 @@ class WindowMenus:
         view_menu.addSeparator()
         self.theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions = add_theme_actions(self, self.theme_menu, self.set_theme)
+        self._add_colour_actions(view_menu)
         run_menu = menu.addMenu("&Run")
         run_menu.addActions([self.evaluate_action, self.cancel_action])
         help_menu = menu.addMenu("&Help")
@@ -143,6 +148,24 @@ class WindowMenus:
             (self.evaluate_action, "run"),
             (self.cancel_action, "stop"),
         ]
+
+    def _add_colour_actions(self, view_menu: QMenu) -> None:
+        """View > Canvas colours: link utilization or congestion (the canvas's two modes),
+        kept checked as the canvas switches (a new transport study switches to congestion)."""
+        self.colour_menu = view_menu.addMenu("Canvas &colours")
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        self.colour_actions: dict[str, QAction] = {}
+        for mode, title in COLOUR_TITLES.items():
+            action = QAction(title, self)
+            action.setObjectName(f"colours_{mode}")
+            action.setCheckable(True)
+            action.setChecked(mode == self.canvas.colour_mode)
+            group.addAction(action)
+            self.colour_menu.addAction(action)
+            action.triggered.connect(lambda _checked=False, m=mode: self.canvas.set_colour_mode(m))
+            self.colour_actions[mode] = action
+        self.canvas.colourModeChanged.connect(lambda m: self.colour_actions[m].setChecked(True))
 
     # ---- Open Recent -------------------------------------------------------------------------
 

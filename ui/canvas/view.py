@@ -3,7 +3,8 @@
 `FabricCanvas` mirrors the document: it rebuilds its items on every change, outlines the
 items problems name, draws the tier bands, keeps the selection, and after a run colours
 switches and bundles by the permutation test's mean link utilization per tier (figures
-from `engine.analysis`). Editing gestures come from `CanvasGestures`; every edit goes through
+from `engine.analysis`), or, in the congestion colouring mode, bundles by the pause and ECN
+mark shares of the last transport study (`ui.canvas.heat`). Editing gestures come from `CanvasGestures`; every edit goes through
 the document, so each is one undo step. Delete removes the selection; Ctrl+C / Ctrl+V copy
 and paste groups.
 """
@@ -21,7 +22,13 @@ from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier
 from engine.model.errors import Problem
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.canvas.gestures import CanvasGestures
-from ui.canvas.heat import colour_items, legend_html
+from ui.canvas.heat import (
+    CongestionShares,
+    colour_congestion,
+    colour_items,
+    congestion_legend_html,
+    legend_html,
+)
 from ui.canvas.items import EdgeItem, NodeItem, group_technology
 from ui.canvas.layout import BAND_H, node_positions, tier_title, tier_y, tiers_in_use
 from ui.document.document import ScenarioDocument
@@ -29,6 +36,8 @@ from ui.theme import LIGHT, Theme, color
 
 PASTE_OFFSET = (60.0, 60.0)
 ZOOM_MIN, ZOOM_MAX = 0.05, 20.0
+UTILIZATION, CONGESTION = "utilization", "congestion"
+COLOUR_MODES = (UTILIZATION, CONGESTION)
 
 
 class FabricCanvas(CanvasGestures, QGraphicsView):
@@ -37,10 +46,13 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
     Wheel or Ctrl+= / Ctrl+- zooms, `fit` shows everything. `groupSelected(id)` fires with
     the selected group's id, or ``""`` when nothing is selected; `bundleSelected(id)` then
     fires with the selected bundle's id (``""`` when a group or nothing is selected).
+    `colour_mode` is ``utilization`` or ``congestion``; `colourModeChanged(mode)` follows
+    each switch (`set_colour_mode`, or a new study shown by `show_congestion`).
     """
 
     groupSelected = Signal(str)
     bundleSelected = Signal(str)
+    colourModeChanged = Signal(str)
 
     def __init__(self, document: ScenarioDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +72,8 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
         self.positions: dict[str, QPointF] = {}
         self.clipboard: tuple[list[DeviceGroup], list[LinkBundle]] = ([], [])
         self.utilization: dict[str, float] = {}
+        self.colour_mode = UTILIZATION
+        self.congestion: CongestionShares | None = None
         self._connect_from = ""
         self._connect_line: QGraphicsLineItem | None = None
         self.legend = QLabel(self.viewport())
@@ -190,12 +204,39 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
         return tier_peak(self.utilization, tier)
 
     def _apply_utilization(self) -> None:
-        colour_items(self.nodes.values(), self.edges.values(), self.utilization)
-        if self.utilization:
+        if self.colour_mode == CONGESTION:
+            colour_congestion(self.nodes.values(), self.edges.values(), self.congestion)
+            self.legend.setText(congestion_legend_html(self.congestion))
+        else:
+            colour_items(self.nodes.values(), self.edges.values(), self.utilization)
             self.legend.setText(legend_html())
+        shown = self.colour_mode == CONGESTION or bool(self.utilization)
+        if shown:
             self.legend.adjustSize()
             self._place_legend()
-        self.legend.setVisible(bool(self.utilization))
+        self.legend.setVisible(shown)
+
+    # ---- congestion -------------------------------------------------------------------------
+
+    def show_congestion(self, shares: CongestionShares | None, activate: bool = False) -> None:
+        """Keep a study's pause and mark shares per bundle (``None``: no study), shown in
+        congestion mode; `activate` switches to that mode (a new study just arrived)."""
+        self.congestion = shares
+        if activate and self.colour_mode != CONGESTION:
+            self.set_colour_mode(CONGESTION)
+            return
+        self._apply_utilization()
+        self.show_problems(self.document.problems)
+
+    def set_colour_mode(self, mode: str) -> None:
+        """Colour by link ``utilization`` (tiers) or by ``congestion`` (the last study)."""
+        if mode not in COLOUR_MODES:
+            raise ValueError(f"unknown colour mode {mode!r}; use one of {COLOUR_MODES}")
+        if mode == self.colour_mode:
+            return
+        self.colour_mode = mode
+        self.rebuild()  # fresh items: no tooltip or fill of the other mode stays behind
+        self.colourModeChanged.emit(mode)
 
     # ---- selection --------------------------------------------------------------------------
 
