@@ -65,7 +65,8 @@ def format_permutation(p: PermutationResult) -> str:
         f"{p.connections:,} connections"
     )
     lines.append(
-        f"  per-flow throughput / line rate: min {f.min:.3f}  mean {f.mean:.3f}  max {f.max:.3f}"
+        f"  per-flow throughput / line rate (ideal): min {f.min:.3f}  mean {f.mean:.3f}  "
+        f"max {f.max:.3f}"
     )
     c = p.cross_leaf_throughput_fraction
     if p.cross_leaf_connections:
@@ -74,6 +75,16 @@ def format_permutation(p: PermutationResult) -> str:
             f"mean {c.mean:.3f}  max {c.max:.3f}"
         )
     lines.append(f"  flows below 99% of line rate: {p.below_99pct_fraction:.1%}")
+    t = p.transport
+    if t is not None and t.throughput_fraction is not None:
+        m = t.throughput_fraction
+        lines.append(
+            f"  through the transport (steady):  min {m.min:.3f}  mean {m.mean:.3f}  "
+            f"max {m.max:.3f}   efficiency {t.efficiency:.3f}, paused {t.max_pause_fraction:.1%}, "
+            f"ECN-marked {t.max_ecn_mark_fraction:.1%} at most"
+        )
+    if t is not None and t.note:
+        lines.append(f"  transport: {t.note}")
     if p.unreachable:
         lines.append(f"  UNREACHABLE connections: {p.unreachable:,}")
     lines.append(f"  mean path latency: {p.mean_path_latency_s * 1e6:.2f} µs")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.analysis.permutation_transport import permutation_transport
 from engine.analysis.results import (
     CollectiveSummary,
     CostReport,
@@ -81,8 +82,10 @@ def permutation_test(
     router: Router | None = None,
     seed: int | None = None,
     progress: Progress | None = None,
+    catalog: Catalog | None = None,
 ) -> dict[str, Any]:
-    """Throughput of every flow of a random permutation, as a fraction of its NIC's line rate."""
+    """Throughput of every flow of a random permutation, as a fraction of its NIC's line
+    rate: under max-min fair rates (the ideal) and through the transport mechanisms."""
     s = fabric.scenario
     router = router or Router(fabric)
     src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
@@ -97,6 +100,7 @@ def permutation_test(
         routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
     )
     t_solve = time.perf_counter() - t0
+    checkpoint(progress, 0.8, "transport")
     per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
     line_rate = fabric.gpu_line_rate[src]
     line_rate = np.where(line_rate > 0, line_rate, np.max(fabric.gpu_line_rate))
@@ -131,6 +135,7 @@ def permutation_test(
         "hottest_links": hottest,
         "route_s": t_route,
         "solve_s": t_solve,
+        "transport": permutation_transport(fabric, routed, catalog or default_catalog(), line_rate),
     }
 
 
@@ -190,7 +195,9 @@ def evaluate(
     if "permutation" in parts:
         checkpoint(progress, spans["permutation"][0], "permutation test")
         found["permutation"] = PermutationResult.from_dict(
-            permutation_test(fabric, router, progress=_sub(progress, spans["permutation"]))
+            permutation_test(
+                fabric, router, progress=_sub(progress, spans["permutation"]), catalog=catalog
+            )
         )
     if "collective" in parts:
         checkpoint(progress, spans["collective"][0], "collective")

@@ -52,14 +52,14 @@ def allowed_rates(tables: Tables, state: State, allowed: np.ndarray, paused: np.
     occupancy, backlog, ring = state.links.occupancy, state.links.backlog, state.links.pfc_ring
     n = state.clock.step[0]
     dt = tables.knobs.dt
-    width = ring.shape[1]
+    width = ring.shape[0]
     for li in range(capacity.shape[0]):
         rate = capacity[li]
         held = False
         if control[li] == CONTROL_PFC:
             lag = react[li]
             if n >= lag:
-                held = ring[li, (n - lag) % width]
+                held = ring[(n - lag) % width, li]
             if held:
                 rate = 0.0
         elif control[li] == CONTROL_CREDIT:

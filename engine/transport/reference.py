@@ -151,12 +151,12 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
 
     # 1. what each link may send
     allowed, paused = [0.0] * n_links, [False] * n_links
-    width = ls.pfc_ring.shape[1]
+    width = ls.pfc_ring.shape[0]
     for li in range(n_links):
         rate, held = lk.capacity[li], False
         if lk.control[li] == CONTROL_PFC:
             lag = int(lk.react_steps[li])
-            held = bool(ls.pfc_ring[li, (n - lag) % width]) if n >= lag else False
+            held = bool(ls.pfc_ring[(n - lag) % width, li]) if n >= lag else False
             rate = 0.0 if held else rate
         elif lk.control[li] == CONTROL_CREDIT:
             window = max(lk.buffer[li] - ls.backlog[li], 0.0) / max(lk.credit_rtt[li], dt)
@@ -308,7 +308,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             stats.xoff_events[x] += 1.0
         elif ls.xoff[x] and ls.occupancy[x] <= lk.xon[x]:
             ls.xoff[x] = False
-        ls.pfc_ring[x, n % width] = ls.xoff[x]
+        ls.pfc_ring[n % width, x] = ls.xoff[x]
 
     # 6. marks on the standing queues; link statistics
     for li in range(n_links):
@@ -329,7 +329,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         stats.max_occupancy[li] = max(stats.max_occupancy[li], ls.occupancy[li])
 
     # 7. feedback histories and the senders' rate controls
-    fb_width = cs.fb_mark.shape[1]
+    fb_width = cs.fb_mark.shape[0]
     for c in range(n_classes):
         if cs.finish[c] < math.inf:
             continue
@@ -339,17 +339,17 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             if ls.congested[int(ent.link[e])]:
                 becn = 1.0
         slot = n % fb_width
-        cs.fb_mark[c, slot], cs.fb_becn[c, slot] = 1.0 - keep, becn
-        cs.fb_rate[c, slot] = sent[c] / dt / cl.multiplicity[c]
+        cs.fb_mark[slot, c], cs.fb_becn[slot, c] = 1.0 - keep, becn
+        cs.fb_rate[slot, c] = sent[c] / dt / cl.multiplicity[c]
         if cl.start[c] > now or n % k.cc_every != 0:
             continue
         lag = min(int(cl.feedback_steps[c]), fb_width - 1)
         if n >= lag:
             old = (n - lag) % fb_width
             p_seen, rate_seen, becn_seen = (
-                cs.fb_mark[c, old],
-                cs.fb_rate[c, old],
-                cs.fb_becn[c, old],
+                cs.fb_mark[old, c],
+                cs.fb_rate[old, c],
+                cs.fb_becn[old, c],
             )
         else:
             p_seen, rate_seen, becn_seen = 0.0, cl.line_rate[c], 0.0

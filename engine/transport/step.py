@@ -49,7 +49,7 @@ def _pause(tables: Tables, state: State, stats: Stats) -> None:
     control, xoff_at, xon_at = tables.links.control, tables.links.xoff, tables.links.xon
     occupancy, xoff, ring = state.links.occupancy, state.links.xoff, state.links.pfc_ring
     events = stats.xoff_events
-    slot = state.clock.step[0] % ring.shape[1]
+    slot = state.clock.step[0] % ring.shape[0]
     for k in range(control.shape[0]):
         if control[k] != CONTROL_PFC:
             continue
@@ -58,7 +58,7 @@ def _pause(tables: Tables, state: State, stats: Stats) -> None:
             events[k] += 1.0
         elif xoff[k] and occupancy[k] <= xon_at[k]:
             xoff[k] = False
-        ring[k, slot] = xoff[k]
+        ring[slot, k] = xoff[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -103,7 +103,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
     k = tables.knobs
     dq, ib = tables.dcqcn, tables.ibcc
     n = state.clock.step[0]
-    width = fb_mark.shape[1]
+    width = fb_mark.shape[0]
     slot = n % width
     now = state.clock.time[0]
     cc_dt = k.cc_every * k.dt
@@ -116,15 +116,15 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
             keep *= 1.0 - mark_prob[link[e]]
             if congested[link[e]]:
                 becn = 1.0
-        fb_mark[c, slot] = 1.0 - keep
-        fb_becn[c, slot] = becn
-        fb_rate[c, slot] = sent[c] / k.dt / mult[c]
+        fb_mark[slot, c] = 1.0 - keep
+        fb_becn[slot, c] = becn
+        fb_rate[slot, c] = sent[c] / k.dt / mult[c]
         if start[c] > now or n % k.cc_every != 0:
             continue
         lag = min(fb_steps[c], width - 1)
         if n >= lag:
             old = (n - lag) % width
-            p_seen, rate_seen, becn_seen = fb_mark[c, old], fb_rate[c, old], fb_becn[c, old]
+            p_seen, rate_seen, becn_seen = fb_mark[old, c], fb_rate[old, c], fb_becn[old, c]
         else:
             p_seen, rate_seen, becn_seen = 0.0, line[c], 0.0
         if k.dcqcn_on:

@@ -133,7 +133,7 @@ class Tables(NamedTuple):
 class LinkState(NamedTuple):
     """Per link: bytes held at its far end (`occupancy`; `backlog` without those that
     arrived in the last step, which stand for the switch pipeline), the far end's pause
-    request now (`xoff`) and its history (`pfc_ring`, one column per step, read with the
+    request now (`xoff`) and its history (`pfc_ring`, one row per step, read with the
     reaction delay), the ECN marking probability and the IB CC congestion flag of its
     egress queue, and its standing queue after the last step."""
 
@@ -151,7 +151,7 @@ class ClassState(NamedTuple):
     class the bytes still to send, delivered (new bytes only), the share of its bytes lost along
     its path in the last step, the DCQCN rates R_C, R_T and alpha of one
     flow, the IB CC index, the finish time (``inf`` until done), and the feedback histories
-    (mark probability along the path, per-flow send rate, BECN flag), one column per step."""
+    (mark probability along the path, per-flow send rate, BECN flag), one row per step."""
 
     queue: np.ndarray
     deadline: np.ndarray

@@ -21,6 +21,7 @@ from engine.analysis.results.cost import BomRow, CostReport
 from engine.analysis.results.fabric import (
     HotLink,
     PermutationResult,
+    PermutationTransport,
     Stats,
     TierUtilization,
     TopologySummary,
@@ -51,6 +52,7 @@ __all__ = [
     "HotLink",
     "JsonResult",
     "PermutationResult",
+    "PermutationTransport",
     "PortFigures",
     "PortSeries",
     "ResultFormatError",

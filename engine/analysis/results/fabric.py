@@ -14,9 +14,9 @@ fractions of line rate or capacity.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from engine.analysis.results.codec import JsonResult
+from engine.analysis.results.codec import OMIT_WHEN_NONE, JsonResult
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,29 @@ class TopologySummary(JsonResult):
 
 
 @dataclass(frozen=True)
+class PermutationTransport(JsonResult):
+    """The permutation through the transport mechanisms, at steady state: each connection's
+    throughput as a fraction of its NIC's line rate, the aggregate over the ideal's
+    (max-min), the most paused link's paused share, the most marked link's ECN share and
+    the share of bytes dropped; all None when the transport did not run, and `note` says
+    why (or how the steady state was read)."""
+
+    throughput_fraction: Stats | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    efficiency: float | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    max_pause_fraction: float | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    max_ecn_mark_fraction: float | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    dropped_share: float | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class PermutationResult(JsonResult):
     """The permutation test: each flow's throughput as a fraction of its NIC's line rate.
 
     `cross_leaf_*` covers the connections whose paths climb above the leaf tier;
     `link_utilization` and `utilization_histogram` are per tier pair; `route_s` and
-    `solve_s` are wall-clock seconds of routing and of the max-min rates.
+    `solve_s` are wall-clock seconds of routing and of the max-min rates. `throughput_*`
+    are the ideal transport's (max-min); `transport` what the mechanisms give.
     """
 
     connections: int
@@ -107,3 +124,4 @@ class PermutationResult(JsonResult):
     hottest_links: tuple[HotLink, ...]
     route_s: float
     solve_s: float
+    transport: PermutationTransport | None = field(default=None, metadata=OMIT_WHEN_NONE)
