@@ -69,9 +69,14 @@ def best_of(fn, *args, repeats: int = 3) -> float:
     return min(fn(*args) for _ in range(repeats))
 
 
-def collective_sweep_1k() -> float:
-    """Seconds to expand the 1k preset and time all-reduce at 8 B .. 16 GiB in powers of 4."""
+def collective_sweep_1k(keep_transport_cache: bool = False) -> float:
+    """Seconds to expand the 1k preset and time all-reduce at 8 B .. 16 GiB in powers of 4;
+    the transport's verdicts are computed afresh unless `keep_transport_cache`."""
+    import engine.collectives.stage_transport as stage_transport
     from engine.collectives.timing import CollectiveEngine
+
+    if not keep_transport_cache:
+        stage_transport._CACHE.clear()
 
     catalog = default_catalog()
     t0 = time.perf_counter()
@@ -263,6 +268,7 @@ def main() -> int:
         return 0
     results: dict[str, float] = {
         "collective_sweep_1k_s": best_of(collective_sweep_1k),
+        "collective_sweep_1k_cached_s": best_of(collective_sweep_1k, True),
         "alltoall_1k_s": best_of(alltoall_1k, repeats=2),
         "train_step_16k_s": best_of(train_step_16k, repeats=2),
         "expand_route_permutation_1k_s": best_of(expand_route_permutation, "dgx-h100-ib-ndr-1k"),

@@ -23,6 +23,7 @@ from engine.catalog.devices import Catalog
 from engine.collectives.stage_transport import (
     CLASS_STEP_BUDGET,
     MAX_CLASSES,
+    MAX_FLOWS,
     MAX_HORIZON_S,
     STEP_S,
     network_digest,
@@ -46,6 +47,8 @@ def permutation_transport(
         return {"note": "ideal transport (transport.model = ideal)"}
     if np.any(routed.entry_weight != 1.0):
         return {"note": "sprayed flows: no per-packet transport model yet"}
+    if routed.n_flows > MAX_FLOWS:
+        return {"note": f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}): not run"}
     network = scenario_network(fabric, routed, catalog)
     n_classes = network.classes.n_classes
     if n_classes == 0:

@@ -41,6 +41,10 @@ REFERENCE_BYTES = 2**30  # bytes per unit of share: a transfer that outlasts its
 # Past this many distinct paths the class-step budget buys under 0.4 ms of simulated time,
 # too short for a start transient to pass: such stages run at the ideal and say so.
 MAX_CLASSES = 10_000
+# Grouping flows into classes costs seconds past a few hundred thousand flows; a stage with
+# more flows than this is not grouped at all (it could not get under MAX_CLASSES anyway
+# unless most of its flows shared their paths).
+MAX_FLOWS = 4 * MAX_CLASSES
 # Steps x classes one stage may cost (about a second on one core), and the longest
 # stretch of simulated time it runs.
 CLASS_STEP_BUDGET = 2e7
@@ -111,6 +115,8 @@ def stage_transport(
         return _skipped("ideal transport (transport.model = ideal)")
     if np.any(routed.entry_weight != 1.0):
         return _skipped("sprayed flows run at the ideal (no per-packet transport model)")
+    if routed.n_flows > MAX_FLOWS:
+        return _skipped(f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}) run at the ideal")
     scaled = replace(routed, flow_bytes=flow_bytes * REFERENCE_BYTES)
     network = scenario_network(fabric, scaled, catalog, capacity_Bps)
     n_classes = network.classes.n_classes
