@@ -49,7 +49,7 @@ MAX_FLOWS = 4 * MAX_CLASSES
 # stretch of simulated time it runs.
 CLASS_STEP_BUDGET = 2e7
 MAX_HORIZON_S = 5e-3
-# The step of this estimate: 200 ns moves every queue and rate as 100 ns does to 0.1% on
+# The step of this estimate: 200 ns moves every queue and rate as 100 ns does to 0.5% on
 # the incasts of tests/engine/collectives/test_stage_transport.py, at half the cost.
 STEP_S = 200e-9
 CACHE_ENTRIES = 256  # verdicts kept per process, least recently used first out
