@@ -56,6 +56,7 @@ from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.analysis.transport_study import KINDS as TRANSPORT_KINDS
 from engine.analysis.transport_study import transport_study
+from engine.collectives.schedules import ALGORITHMS as COLLECTIVE_ALGORITHMS
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
@@ -65,6 +66,7 @@ from engine.runtime.resources import resource_dir, resource_path
 from engine.topology.generators import TEMPLATES, generate
 
 __all__ = [
+    "COLLECTIVE_ALGORITHMS",
     "DEFAULT_PRESET",
     "DEFAULT_SIZES",
     "LATENCIES_NS",

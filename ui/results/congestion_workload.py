@@ -21,20 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import OPS, TRANSPORT_KINDS, TransportWorkload
+from engine.analysis import COLLECTIVE_ALGORITHMS, OPS, TRANSPORT_KINDS, TransportWorkload
 
 KIND_TITLES = {"incast": "incast (N:1)", "collective": "collective (first stage)"}
 KINDS = {kind: KIND_TITLES.get(kind, kind) for kind in TRANSPORT_KINDS}
-# the collective algorithms a stage can be built from (the engine refuses one an op lacks)
-ALGORITHMS = (
-    "ring",
-    "tree",
-    "halving-doubling",
-    "recursive-doubling",
-    "hierarchical",
-    "all-at-once",
-    "pairwise",
-)
 MIB = float(2**20)
 MAX_SENDERS = 65_536
 MAX_RANKS = 1_000_000
@@ -91,7 +81,7 @@ class WorkloadForm(QWidget):
         self.op_combo.addItems(list(OPS))
         self.algorithm_combo = QComboBox()
         self.algorithm_combo.setObjectName("congestionAlgorithmCombo")
-        self.algorithm_combo.addItems(list(ALGORITHMS))
+        self.algorithm_combo.addItems(list(COLLECTIVE_ALGORITHMS[self.op_combo.currentText()]))
         self.algorithm_combo.setEditable(True)
         self.algorithm_combo.setToolTip("The collective's algorithm; its first stage is run")
         self.seed_spin = QSpinBox()
@@ -145,8 +135,19 @@ class WorkloadForm(QWidget):
         for spin in (self.bytes_spin, self.horizon_spin):
             spin.valueChanged.connect(self.changed)
         self.victim_check.toggled.connect(self.changed)
+        self.op_combo.currentIndexChanged.connect(self._op_changed)
         self.op_combo.currentIndexChanged.connect(self.changed)
         self.algorithm_combo.currentTextChanged.connect(self.changed)
+
+    def _op_changed(self) -> None:
+        """Offer the algorithms the chosen operation has (keeping the choice when it has it)."""
+        current = self.algorithm_combo.currentText()
+        names = list(COLLECTIVE_ALGORITHMS.get(self.op_combo.currentText(), ()))
+        self.algorithm_combo.blockSignals(True)
+        self.algorithm_combo.clear()
+        self.algorithm_combo.addItems(names)
+        self.algorithm_combo.setCurrentText(current if current in names else names[0])
+        self.algorithm_combo.blockSignals(False)
 
     @staticmethod
     def _field(title: str, control: QWidget) -> QWidget:

@@ -79,6 +79,19 @@ def test_the_congestion_tab_sits_among_the_results(win):
     assert form.workload().kind == "collective" and not form.workload().victim
 
 
+def test_the_algorithms_offered_follow_the_collective(qtbot, win):
+    form = win.congestion_tab.form
+    form.set_kind("collective")
+    algorithms = form.algorithm_combo
+    form.op_combo.setCurrentText("all-reduce")
+    offered = [algorithms.itemText(i) for i in range(algorithms.count())]
+    assert "tree" in offered and "ring" in offered
+    algorithms.setCurrentText("tree")
+    form.op_combo.setCurrentText("broadcast")  # broadcast has no tree: the choice moves on
+    assert [algorithms.itemText(i) for i in range(algorithms.count())] == ["ring"]
+    assert form.workload().algorithm == "ring"
+
+
 def test_a_small_incast_shows_queues_rates_and_ports(qtbot, win):
     tab = win.congestion_tab
     study = run_incast(qtbot, win, 1)
