@@ -10,7 +10,9 @@ Algorithms: ``ring`` (one ring per NIC rail, as NCCL's channels), ``tree`` (NCCL
 binary tree between servers with a chain inside each), ``halving-doubling`` (Rabenseifner),
 ``recursive-doubling``, ``hierarchical`` (reduce-scatter over NVLink, one ring per rail
 between servers, all-gather over NVLink), ``sharp`` (in-network reduction in the switches),
-``nvls`` (NVLink SHARP inside one server), ``pairwise`` and ``all-at-once`` all-to-all.
+``nvls`` (NVLink SHARP inside one server), ``nvlstree`` (NVLink SHARP inside each server
+pipelined with a double binary tree per rail between servers, NCCL's NVLSTree), ``pairwise``
+and ``all-at-once`` all-to-all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
         "hierarchical",
         "sharp",
         "nvls",
+        "nvlstree",
     ),
     "all-gather": ("ring", "hierarchical", "halving-doubling"),
     "reduce-scatter": ("ring", "hierarchical", "halving-doubling"),
@@ -56,6 +59,8 @@ class Stage:
     `net_steps` / `nvlink_steps` count the steps that pay a network or NVLink step latency.
     `analytic_s_per_byte` replaces routed flows for stages whose traffic the switches
     themselves reduce (SHARP, NVLS): seconds per byte of S, with no pattern to route.
+    `overlap` marks a stage pipelined with the one before it (NVLS-tree's NVLink and network
+    halves run at once): the pair's bandwidth time is the slower one's, not their sum.
     """
 
     name: str
@@ -69,6 +74,7 @@ class Stage:
     analytic_s_per_byte: float | None = None
     analytic_links: str = ""  # "nic" or "nvlink": which links a switch-reduced stage loads
     analytic_share: float = 0.0  # bytes per byte of S on each of those links, each direction
+    overlap: bool = False
 
 
 @dataclass
@@ -109,7 +115,15 @@ def layout(ranks: np.ndarray, gpu_server: np.ndarray) -> RankLayout:
 
 # What `auto` chooses from: the algorithms NCCL itself runs (its tuner picks among them).
 # halving-doubling, recursive-doubling and hierarchical are MPI-style and run when asked for.
-NCCL_ALGORITHMS = ("ring", "tree", "sharp", "nvls", "all-at-once")
+NCCL_ALGORITHMS = ("ring", "tree", "sharp", "nvls", "nvlstree", "all-at-once")
+# NCCL's algorithm family (its tuner's row) of each schedule; MPI-style ones time as rings.
+NCCL_CLASS = {
+    "ring": "ring",
+    "tree": "tree",
+    "sharp": "collnet",
+    "nvls": "nvls",
+    "nvlstree": "nvlstree",
+}
 
 
 def _refuse(op: str, algo: str, message: str) -> ScenarioError:
@@ -148,10 +162,10 @@ def _ring_stage(name: str, lay: RankLayout, steps: int, share_per_step: float) -
     dst = [np.roll(o, -1) for o in orders]
     s, d, _ = _flows(src, dst, 0.0)
     share = np.full(s.shape[0], share_per_step / len(orders))
-    n_inter = lay.n_servers if lay.n_servers > 1 else 0
-    # NCCL's ring latency: of the `steps` pipelined steps, those crossing servers pay the
-    # network latency (nInter = steps * N / n), the rest NVLink's.
-    inter = round(steps * n_inter / lay.n) if n_inter else 0
+    # NCCL's ring latency (tuning.cc, 2.23 on): of the `steps` pipelined steps, the ones that
+    # cross servers (2 (N - 1) for all-reduce, N - 1 otherwise) pay the network latency.
+    per_pass = lay.n_servers - 1 if lay.n_servers > 1 else 0
+    inter = min(steps, per_pass * (2 if steps > lay.n - 1 else 1))
     return Stage(name, s, d, share, repeat=steps, net_steps=inter, nvlink_steps=steps - inter)
 
 
@@ -179,20 +193,37 @@ def _ring(op: str, lay: RankLayout) -> list[Stage]:
     raise _refuse(op, "ring", "not a ring collective")
 
 
-def _binary_tree_parents(n: int) -> np.ndarray:
-    """Parent of each of n nodes in a balanced binary tree over positions 0..n-1 (-1: root)."""
+def nccl_btree_parents(n: int) -> np.ndarray:
+    """Parent of each of n positions in NCCL's binary tree (-1: the root, position 0).
+
+    NCCL's tree alternates leaves and inner nodes: a position's parent clears its lowest
+    set bit and sets the next one up (or only clears it when that falls outside), so odd
+    positions are leaves and the root has a single child (src/graph/trees.cc).
+    """
     parent = np.full(n, -1, dtype=np.int64)
-
-    def build(lo: int, hi: int, up: int) -> None:
-        if lo > hi:
-            return
-        mid = (lo + hi) // 2
-        parent[mid] = up
-        build(lo, mid - 1, mid)
-        build(mid + 1, hi, mid)
-
-    build(0, n - 1, -1)
+    for r in range(1, n):
+        bit = r & -r
+        up = (r ^ bit) | (bit << 1)
+        parent[r] = up if up < n else r ^ bit
     return parent
+
+
+def nccl_dtree_parents(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """NCCL's double binary tree over n positions: the tree and its mirror (or shift).
+
+    With an even count the second tree mirrors the first (position r takes the role of
+    n - 1 - r), with an odd count it shifts it by one, so every position is an inner node of
+    at most one of the two and the load of inner nodes is split between them.
+    """
+    a = nccl_btree_parents(n)
+    r = np.arange(n)
+    if n % 2 == 0:
+        role = n - 1 - r
+        b = np.where(a[role] >= 0, n - 1 - a[role], -1)
+    else:
+        role = (r - 1) % n
+        b = np.where(a[role] >= 0, (a[role] + 1) % n, -1)
+    return a, b
 
 
 def _tree_depth(parent: np.ndarray) -> int:
@@ -211,27 +242,8 @@ def _tree(op: str, lay: RankLayout) -> list[Stage]:
     if lay.per_server == 0:
         raise _refuse(op, "tree", "needs the same number of ranks on every server, in server order")
     g, n_nodes = lay.per_server, lay.n_servers
-    grid = lay.by_server()
     channels = g if n_nodes > 1 else 1
-    parent_a = _binary_tree_parents(n_nodes)
-    # The second tree is the first shifted by one position, so the leaves of one (even
-    # positions) are inside the other, as in NCCL's double binary tree.
-    shifted = (np.arange(n_nodes) + 1) % n_nodes
-    parent_b = np.where(parent_a[shifted] >= 0, (parent_a[shifted] - 1) % n_nodes, -1)
-    src, dst = [], []
-    for c in range(channels):
-        chain = np.roll(grid, -c, axis=1)  # head of every server: local rank c
-        for parent in (parent_a, parent_b):
-            child = np.flatnonzero(parent >= 0)
-            up_src, up_dst = chain[child, 0], chain[parent[child], 0]
-            src += [up_src, up_dst]  # reduce up, then broadcast down (pipelined together)
-            dst += [up_dst, up_src]
-            if g > 1:
-                lo, hi = chain[:, 1:].ravel(), chain[:, :-1].ravel()
-                src += [lo, hi]
-                dst += [hi, lo]
-    s, d, share = _flows(src, dst, 0.5 / channels)
-    depth = _tree_depth(parent_a) if n_nodes > 1 else 0
+    s, d, share, depth = _double_binary_trees(lay, channels, with_chains=g > 1)
     return [
         Stage(
             "double binary tree all-reduce",
@@ -243,6 +255,38 @@ def _tree(op: str, lay: RankLayout) -> list[Stage]:
             latency_class="tree",
         )
     ]
+
+
+def _double_binary_trees(
+    lay: RankLayout, channels: int, with_chains: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Flows of NCCL's double binary tree between servers, one pair of trees per channel.
+
+    Channel c joins the servers' local rank c (its rail); with `with_chains` the other ranks
+    of each server hang below it in a chain over NVLink. Every tree carries half of its
+    channel's share, up (reduce) and down (broadcast) at once, as NCCL pipelines them.
+    Returns sources, destinations, shares and the depth of the trees between servers.
+    """
+    n_nodes = lay.n_servers
+    grid = lay.by_server()
+    parent_a, parent_b = nccl_dtree_parents(n_nodes)
+    src, dst = [], []
+    for c in range(channels):
+        chain = np.roll(grid, -c, axis=1)  # head of every server: local rank c
+        for parent in (parent_a, parent_b):
+            child = np.flatnonzero(parent >= 0)
+            up_src, up_dst = chain[child, 0], chain[parent[child], 0]
+            src += [up_src, up_dst]  # reduce up, then broadcast down (pipelined together)
+            dst += [up_dst, up_src]
+            if with_chains:
+                lo, hi = chain[:, 1:].ravel(), chain[:, :-1].ravel()
+                src += [lo, hi]
+                dst += [hi, lo]
+    s, d, share = _flows(src, dst, 0.5 / channels)
+    # NCCL's tuner counts floor(log2 N) network steps each way (its trees are that deep
+    # for a power of two); the path latency rides on the same count.
+    depth = int(np.floor(np.log2(n_nodes))) if n_nodes > 1 else 0
+    return s, d, share, depth
 
 
 def _pow2(op: str, algo: str, n: int) -> int:
@@ -365,6 +409,8 @@ def _sharp(op: str, lay: RankLayout, nic_s_per_byte: float) -> list[Stage]:
             net_steps=1,
             latency_class="collnet",
             analytic_s_per_byte=nic_s_per_byte / g,
+            analytic_links="nic",
+            analytic_share=1 / g,
         )
     )
     if g > 1:
@@ -402,7 +448,48 @@ def _nvls(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[Stage]:
             nvlink_steps=1,
             latency_class="nvls",
             analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
+            analytic_links="nvlink",
+            analytic_share=1 + 1 / g,
         )
+    ]
+
+
+def _nvlstree(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[Stage]:
+    """NCCL's NVLSTree: NVLink SHARP inside each server, a double binary tree per rail between.
+
+    The NVSwitch reduces the server's data onto each GPU's S/g shard and multicasts the
+    result back (each GPU's NVLink carries S + S/g each way, as in NVLS); between servers the
+    GPUs of one rail reduce and broadcast their shard over two binary trees. NCCL pipelines
+    the two, so the slower half sets the bandwidth time.
+    """
+    if op != "all-reduce":
+        raise _refuse(op, "nvlstree", "NVLS-tree is an all-reduce algorithm")
+    if lay.n_servers < 2 or lay.per_server < 2:
+        raise _refuse(op, "nvlstree", "needs several servers with several ranks each")
+    g = lay.per_server
+    s, d, share, depth = _double_binary_trees(lay, g, with_chains=False)
+    empty = np.empty(0, dtype=np.int64)
+    return [
+        Stage(
+            "NVLink SHARP in each server",
+            empty,
+            empty,
+            np.empty(0),
+            nvlink_steps=1,
+            latency_class="nvlstree",
+            analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
+            analytic_links="nvlink",
+            analytic_share=1 + 1 / g,
+        ),
+        Stage(
+            "double binary tree per rail between servers",
+            s,
+            d,
+            share,
+            net_steps=2 * depth,
+            latency_class="nvlstree",
+            overlap=True,
+        ),
     ]
 
 
@@ -466,6 +553,8 @@ def build_schedule(
         return _sharp(op, lay, nic_s_per_byte)
     if algo == "nvls":
         return _nvls(op, lay, nvlink_s_per_byte)
+    if algo == "nvlstree":
+        return _nvlstree(op, lay, nvlink_s_per_byte)
     return _all_to_all(op, algo, lay)
 
 

@@ -1,9 +1,10 @@
 """The technology knobs in force for a fabric: catalog defaults with the scenario's overrides.
 
-Collective timing reads them once per fabric: NVLink and NVLink SHARP (NVLS) efficiency,
-packet loss and its recovery (link-level retransmission, go-back-N, selective repeat), the
-MTU, NCCL's per-protocol bandwidth factors and base and per-step latencies (LL, LL128,
-Simple), and whether every switch tier reduces in the network (InfiniBand SHARP).
+Collective timing reads them once per fabric: NVLink and NVLink SHARP (NVLS) efficiency of
+the servers' GPU architecture, packet loss and its recovery (link-level retransmission,
+go-back-N, selective repeat), the MTU, NCCL's tuner constants for that architecture and host
+(`engine.collectives.nccl_model`), and whether every switch tier reduces in the network
+(InfiniBand SHARP) and NCCL may use it (CollNet is off unless enabled, as in NCCL).
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.catalog.devices import Catalog
+from engine.collectives.nccl_model import PROTOCOLS, NcclModel, nccl_model
 from engine.topology.expand import Fabric
 
-PROTOCOLS = ("ll", "ll128", "simple")
+__all__ = ["PROTOCOLS", "Technology", "gpu_architecture", "technology"]
+
+ARCH_ORDER = ("sm80", "sm90", "sm100")
 
 
 @dataclass
@@ -25,22 +29,46 @@ class Technology:
     packet_loss_rate: float
     loss_recovery: str
     mtu_bytes: int
-    bw_factor: dict[str, float]
-    base_latency_s: dict[str, dict[str, float]]
-    step_net_s: dict[str, dict[str, float]]
-    step_nvlink_s: dict[str, dict[str, float]]
-    sharp: bool
+    nccl: NcclModel
+    sharp: bool  # every switch tier reduces in the network (InfiniBand SHARP)
+    collnet: bool  # and NCCL's choice may use it
+
+
+def gpu_architecture(fabric: Fabric, catalog: Catalog) -> tuple[str, str | None, object]:
+    """The lowest GPU architecture among the fabric's servers (NCCL tunes for ccMin),
+    the host CPU vendor of that server model, and its GPU catalog entry."""
+    best: tuple[int, str, str | None, object] | None = None
+    for g in fabric.scenario.groups:
+        if g.kind != "server":
+            continue
+        server = catalog.get(g.model, "server")
+        gpu = catalog.get(server.value("gpu"), "gpu")
+        arch = str(gpu.value("compute_capability")) if gpu.has("compute_capability") else "sm90"
+        rank = ARCH_ORDER.index(arch) if arch in ARCH_ORDER else len(ARCH_ORDER)
+        cpu = str(server.value("cpu_vendor")) if server.has("cpu_vendor") else None
+        if best is None or rank < best[0]:
+            best = (rank, arch, cpu, gpu)
+    if best is None:
+        return "sm90", None, None
+    return best[1], best[2], best[3]
 
 
 def technology(fabric: Fabric, catalog: Catalog) -> Technology:
     """The effective technology parameters of a fabric's scenario."""
     f = fabric.scenario.fabric
     tech = catalog.technology(f.technology)
-    nccl = catalog.technology("nccl")
-
-    def us(table: dict) -> dict[str, dict[str, float]]:
-        return {algo: {p: v * 1e-6 for p, v in row.items()} for algo, row in table.items()}
-
+    nccl_entry = catalog.technology("nccl")
+    arch, cpu, gpu = gpu_architecture(fabric, catalog)
+    model = nccl_model(catalog, arch, cpu)
+    nvlink_eff = float(nccl_entry.value("nvlink_bw_efficiency"))
+    if gpu is not None and gpu.has("nvlink_links") and gpu.has("nvlink_bw_GBps"):
+        # NCCL's figure per NVLink times the links, over the GPU's NVLink rate.
+        nvlink_eff = min(
+            1.0,
+            model.nvlink_link_bw
+            * float(gpu.value("nvlink_links"))
+            / (float(gpu.value("nvlink_bw_GBps")) * 1e9),
+        )
     switches = [
         catalog.get(g.model, "switch") for g in fabric.scenario.groups if g.kind == "switch"
     ]
@@ -51,17 +79,19 @@ def technology(fabric: Fabric, catalog: Catalog) -> Technology:
             sw.has("in_network_reduction") and sw.value("in_network_reduction") for sw in switches
         )
     )
+    collnet_setting = getattr(f, "collnet", None)
+    collnet = sharp and (
+        model.collnet_default if collnet_setting is None else bool(collnet_setting)
+    )
     return Technology(
-        nvlink_efficiency=float(nccl.value("nvlink_bw_efficiency")),
-        nvls_efficiency=float(nccl.value("nvls_efficiency")),
+        nvlink_efficiency=nvlink_eff,
+        nvls_efficiency=model.nvls_efficiency,
         packet_loss_rate=float(
             f.packet_loss_rate if f.packet_loss_rate is not None else tech.value("packet_loss_rate")
         ),
         loss_recovery=f.loss_recovery or str(tech.value("loss_recovery")),
         mtu_bytes=int(f.mtu_bytes or tech.value("mtu_bytes")),
-        bw_factor={p: float(nccl.value(f"protocol_bw_factor_{p}")) for p in PROTOCOLS},
-        base_latency_s=us(nccl.value("base_latency_us")),
-        step_net_s=us(nccl.value("step_latency_net_us")),
-        step_nvlink_s=us(nccl.value("step_latency_nvlink_us")),
+        nccl=model,
         sharp=sharp,
+        collnet=collnet,
     )

@@ -3,10 +3,14 @@
 Each stage of a schedule (`engine.collectives.schedules`) is routed once and run through the
 fluid simulation with one byte of message: flows of one stage carry fixed shares of the
 message, so the time of the bandwidth part scales exactly with the message size. To it the
-model adds, per step, the path latency of the routed flows and NCCL's per-step software
-latency of the protocol (LL, LL128, Simple), and NCCL's base latency once per collective.
-Protocols trade bandwidth for latency by NCCL's own factors; ``auto`` picks the fastest
-algorithm and protocol per size, as NCCL's tuner does.
+model adds, per step, the path latency of the routed flows, and once per collective the
+latency NCCL's tuner gives the algorithm and protocol (`engine.collectives.nccl_model`: base,
+NVLink and network step latencies, the ring's plateau factor, the tree's depth). Protocols keep
+NCCL's share of the bandwidth (LL half, LL128 15/16 of the payload, Simple's per-family factor,
+the tree's size correction) under NCCL's bus-bandwidth caps, and a GPU's network flows run no
+faster than NCCL's channels drive one NIC. ``auto`` picks the fastest algorithm and protocol
+per size, as NCCL's tuner does, among the algorithms NCCL would consider (NVLS and NVLS-tree
+where the GPUs have NVLink SharP, CollNet only when `fabric.collnet` enables it).
 
 The bandwidth time of a stage's network flows comes from the transport mechanisms
 (`engine.collectives.stage_transport`: credits, PFC, ECN, DCQCN, IB CC on the stage's
@@ -27,10 +31,22 @@ from typing import Any
 import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
+from engine.collectives.nccl_model import (
+    SIMPLE_ONLY,
+    algbw_per_busbw,
+    bandwidth_factor,
+    bus_bandwidth_cap,
+    channel_rate_fraction,
+    latency_s,
+    nvls_channel_share,
+    tree_correction,
+)
 from engine.collectives.result import CollectiveResult
 from engine.collectives.schedules import (
     ALGORITHMS,
     NCCL_ALGORITHMS,
+    NCCL_CLASS,
+    RankLayout,
     Stage,
     build_schedule,
     bus_factor,
@@ -43,7 +59,7 @@ from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.errors import Problem, ScenarioError
 from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint, poll
-from engine.topology.expand import NVLINK_BUNDLE, Fabric
+from engine.topology.expand import NODE_GPU, NVLINK_BUNDLE, Fabric
 
 # Stages with more flows than this are timed by one max-min allocation instead of the
 # event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).
@@ -86,13 +102,41 @@ class CollectiveEngine:
         cap[nvlink] *= self.tech.nvlink_efficiency
         if self.tech.loss_recovery == "link-retransmit" and self.tech.packet_loss_rate > 0:
             cap[~nvlink] /= 1 + self.tech.packet_loss_rate  # each loss resent once, on the link
+        cap = self._nic_channel_caps(cap)
         self.capacity = cap
+        out_of_gpu = (fabric.node_kind[fabric.link_src] == NODE_GPU) & ~nvlink
+        self.gpu_net_rate = np.zeros(fabric.n_gpus)
+        np.add.at(self.gpu_net_rate, fabric.link_src[out_of_gpu], cap[out_of_gpu])
         self._profiles: dict[str, StageProfile] = {}
+
+    def _nic_channel_caps(self, cap: np.ndarray) -> np.ndarray:
+        """Cap each NIC's links at the rate NCCL's channels reach through it (48 of 50 GB/s).
+
+        The cap is NCCL's own model of its channels (search.cc's per-channel speeds), on the
+        cables between a GPU's NIC and its switch, in both directions; the header overhead
+        already in the capacity stays, and the lower of the two holds.
+        """
+        fab = self.fabric
+        kind = fab.node_kind
+        edge = (fab.link_bundle != NVLINK_BUNDLE) & (
+            (kind[fab.link_src] == NODE_GPU) | (kind[fab.link_dst] == NODE_GPU)
+        )
+        if not np.any(edge):
+            return cap
+        speeds = self.tech.nccl.net_channel_speeds
+        bundles = fab.scenario.bundles
+        cap = cap.copy()
+        for b in np.unique(fab.link_bundle[edge]):
+            rate = float(bundles[int(b)].speed_gbps) * 1e9 / 8
+            nominal = rate * channel_rate_fraction(rate, speeds)
+            on = edge & (fab.link_bundle == b)
+            cap[on] = np.minimum(cap[on], nominal)
+        return cap
 
     # ---------------------------------------------------------------------------------------
     def nic_seconds_per_byte(self, ranks: np.ndarray) -> float:
         """Seconds per byte through the slowest NIC of `ranks` (for switch-reduced stages)."""
-        rate = self.fabric.gpu_line_rate[ranks]
+        rate = self.gpu_net_rate[ranks]
         if np.any(rate <= 0):
             raise ScenarioError(
                 Problem(
@@ -107,7 +151,9 @@ class CollectiveEngine:
     def nvlink_seconds_per_byte(self, ranks: np.ndarray) -> float:
         """Seconds per byte of NVLink SHARP traffic on the slowest GPU of `ranks`."""
         up = self.capacity[self.fabric.gpu_nvlink_up[ranks]]
-        return 1.0 / (float(up.min()) * self.tech.nvls_efficiency)
+        servers = int(np.unique(self.fabric.gpu_server[ranks]).shape[0])
+        share = nvls_channel_share(self.tech.nccl, servers)
+        return 1.0 / (float(up.min()) * self.tech.nvls_efficiency * share)
 
     def _analytic_link_bytes(self, stage: Stage, ranks: np.ndarray) -> np.ndarray:
         """Bytes per byte of S on the links a switch-reduced stage uses (both directions)."""
@@ -239,8 +285,10 @@ class CollectiveEngine:
         for algo in ALGORITHMS[op]:
             if algo not in NCCL_ALGORITHMS:
                 continue
-            if algo == "sharp" and not (self.tech.sharp and every_nic_up):
+            if algo == "sharp" and not (self.tech.collnet and every_nic_up):
                 continue
+            if algo in ("nvls", "nvlstree") and self.tech.nvls_efficiency <= 0:
+                continue  # NVLink SHARP needs Hopper's NVSwitch or later
             try:
                 build_schedule(op, algo, lay)
             except ScenarioError:
@@ -259,7 +307,7 @@ class CollectiveEngine:
                     algo,
                     lay,
                     self.nic_seconds_per_byte(ranks) if algo == "sharp" else 0.0,
-                    self.nvlink_seconds_per_byte(ranks) if algo == "nvls" else 0.0,
+                    self.nvlink_seconds_per_byte(ranks) if algo in ("nvls", "nvlstree") else 0.0,
                 )
             )
         if len(per_group) == 1:
@@ -290,25 +338,51 @@ class CollectiveEngine:
                     else max(st.analytic_s_per_byte for st in stages),
                     analytic_links=first.analytic_links,
                     analytic_share=first.analytic_share,
+                    overlap=first.overlap,
                 )
             )
         return merged
 
     def _times(
         self,
+        op: str,
+        algo: str,
+        lay: RankLayout,
         stages: list[Stage],
         protocol: str,
-        latency_class: str,
         sizes: np.ndarray,
         profiles: list[StageProfile],
     ) -> tuple[np.ndarray, list[dict[str, Any]]]:
-        t = self.tech
-        factor = t.bw_factor[protocol]
-        total = np.full(sizes.shape[0], t.base_latency_s[latency_class][protocol])
+        """Time of `algo` with `protocol` at each size, and each stage's part of it.
+
+        Latency: NCCL's own formula for its algorithm (`nccl_model.latency_s`), or for
+        MPI-style schedules NCCL's per-step latencies summed over the steps; either way plus
+        the fabric's path latency per step and the expected wait of loss recovery. Bandwidth:
+        the stages' transfer times (the slower of pipelined ones), over the share of the
+        bandwidth the protocol keeps (and the tree's size correction), never faster than
+        NCCL's caps on the protocol's bus bandwidth.
+        """
+        m = self.tech.nccl
+        cls = NCCL_CLASS.get(algo)
+        family = cls or "ring"
+        n_nodes = lay.n_servers
+        nccl_lat = latency_s(m, cls, op, protocol, lay.n, n_nodes, sizes) if cls else None
+        if nccl_lat is None:
+            total = np.full(sizes.shape[0], m.base_s[family][protocol])
+        else:
+            total = nccl_lat.copy()
+        keep = np.full(sizes.shape[0], bandwidth_factor(m, family, protocol, n_nodes))
+        if family == "tree" and op == "all-reduce":
+            keep = keep * tree_correction(m, protocol, sizes)
         parts = []
+        transfer = np.zeros(sizes.shape[0])
+        group = np.zeros(sizes.shape[0])
         for stage, prof in zip(stages, profiles, strict=True):
-            cls = stage.latency_class
-            lat = stage.net_steps * (t.step_net_s[cls][protocol] + prof.net_latency_s)
+            scls = stage.latency_class
+            lat = stage.net_steps * prof.net_latency_s + stage.nvlink_steps * prof.nvlink_latency_s
+            if nccl_lat is None:
+                lat += stage.net_steps * m.step_net_s[scls][protocol]
+                lat += stage.nvlink_steps * m.step_nvlink_s[scls][protocol]
             # A step that lost a packet waits one more round trip (end-to-end recovery).
             lat = (
                 lat
@@ -316,23 +390,37 @@ class CollectiveEngine:
                 * -np.expm1(prof.loss_log_survival_per_byte * sizes)
                 * prof.loss_rtt_s
             )
-            lat += stage.nvlink_steps * (t.step_nvlink_s[cls][protocol] + prof.nvlink_latency_s)
             ideal = stage.repeat * prof.seconds_per_byte * sizes
             bw = ideal
             if prof.transport is not None and prof.transport.ran:
                 # The stage's flows carry repeat x scale x S bytes each over the collective.
                 moved = stage.repeat * prof.transport_scale * sizes
                 bw = np.maximum(ideal, prof.transport.time_s(moved))
-            total = total + lat + bw / factor
+            bw = bw / keep
+            if stage.overlap:
+                group = np.maximum(group, bw)  # pipelined with the stage before it
+            else:
+                transfer += group
+                group = bw
+            total = total + lat
             parts.append(
-                {
-                    "stage": stage.name,
-                    "latency_s": lat,
-                    "bandwidth_s": bw / factor,
-                    "ideal_s": ideal,
-                }
+                {"stage": stage.name, "latency_s": lat, "bandwidth_s": bw, "ideal_s": ideal}
             )
-        return total, parts
+        transfer += group
+        if nccl_lat is not None and parts:
+            # NCCL's formula times the whole collective; the first stage shows it.
+            parts[0]["latency_s"] = parts[0]["latency_s"] + nccl_lat
+        channels = m.channels_per_nic * max(1, lay.per_server or lay.n // max(1, n_nodes))
+        cap = bus_bandwidth_cap(m, family, protocol, n_nodes, channels)
+        if np.isfinite(cap):
+            floor = sizes / (cap * algbw_per_busbw(family, op, lay.n))
+            slower = floor > transfer
+            if np.any(slower):
+                scale = np.where(slower & (transfer > 0), floor / np.maximum(transfer, 1e-300), 1.0)
+                for part in parts:
+                    part["bandwidth_s"] = part["bandwidth_s"] * scale
+                transfer = np.maximum(transfer, floor)
+        return total + transfer, parts
 
     def run(
         self,
@@ -405,10 +493,10 @@ class CollectiveEngine:
             for k, stage in enumerate(stages):
                 checkpoint(progress, (a + k / len(stages)) / len(algos), f"collective: {algo}")
                 profiles.append(self.profile(stage, all_ranks, progress))
-            cls = stages[0].latency_class
             algo_best = np.full(sizes.shape[0], np.inf)
-            # NCCL runs CollNet (SHARP) and NVLS with the Simple protocol only.
-            usable = [p for p in protocols if p == "simple" or cls not in ("collnet", "nvls")]
+            # NCCL runs CollNet (SHARP), NVLS and NVLS-tree with the Simple protocol only.
+            simple_only = NCCL_CLASS.get(algo) in SIMPLE_ONLY
+            usable = [p for p in protocols if p == "simple" or not simple_only]
             if not usable:
                 if algorithm == "auto":
                     continue
@@ -416,7 +504,7 @@ class CollectiveEngine:
                     Problem("workload", f"{algo} runs with the simple protocol only", "protocol")
                 )
             for proto in usable:
-                times, parts = self._times(stages, proto, cls, sizes, profiles)
+                times, parts = self._times(op, algo, lay, stages, proto, sizes, profiles)
                 plans[(algo, proto)] = (stages, profiles, parts)
                 better = times < best_t
                 best_t[better] = times[better]

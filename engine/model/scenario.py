@@ -87,7 +87,11 @@ class LinkBundle:
 
 @dataclass
 class FabricSettings:
-    """Technology and its knobs. ``None`` means "the catalog's value" (shown in the UI)."""
+    """Technology and its knobs. ``None`` means "the catalog's value" (shown in the UI).
+
+    `collnet` lets NCCL's choice use in-network reduction (InfiniBand SHARP) where every
+    switch tier offers it, as ``NCCL_COLLNET_ENABLE=1`` does; NCCL's default is off.
+    """
 
     technology: str = "infiniband"
     switch_latency_ns: float | None = None
@@ -96,6 +100,7 @@ class FabricSettings:
     mtu_bytes: int | None = None
     packet_loss_rate: float | None = None
     loss_recovery: str | None = None
+    collnet: bool | None = None
 
 
 @dataclass
