@@ -52,6 +52,7 @@ class NcclModel:
     tree_ll128_per_channel: dict[str, float]
     nvlink_link_bw: float  # bytes/s NCCL counts per NVLink
     nvls_efficiency: float
+    collnet_direct_efficiency: float  # CollNetDirect all-reduce bandwidth share the tuner keeps
     nvls_channels: dict[str, int]  # "1": on one server, "2+": across servers
     net_channel_speeds: tuple[float, ...]  # bytes/s per channel the search tries
     channels_per_nic: int
@@ -99,6 +100,7 @@ def nccl_model(catalog: Catalog, arch: str, cpu_vendor: str | None = None) -> Nc
         tree_ll128_per_channel=_rates(row["tree_ll128_per_channel_GBps"]),
         nvlink_link_bw=float(row["nvlink_link_GBps"]) * 1e9,
         nvls_efficiency=float(row["nvls_efficiency"]),
+        collnet_direct_efficiency=float(row["collnet_direct_efficiency"]),
         nvls_channels={k: int(v) for k, v in row["nvls_channels"].items()},
         net_channel_speeds=tuple(float(s) * 1e9 for s in row["net_channel_speeds_GBps"]),
         channels_per_nic=int(nccl.value("channels_per_nic")),
@@ -205,9 +207,14 @@ def latency_s(
 
 
 def bandwidth_factor(model: NcclModel, cls: str, protocol: str, n_nodes: int) -> float:
-    """The share of the bus bandwidth a protocol keeps under an algorithm family."""
+    """The share of the bus bandwidth a protocol keeps under an algorithm family.
+
+    CollNet (an all-reduce in FabricLab) keeps the architecture's CollNetDirect share too.
+    """
     if cls == "tree" and protocol == "ll128" and n_nodes <= 1:
         return model.tree_single_node_ll128
+    if cls == "collnet":
+        return model.bw_factor[cls][protocol] * model.collnet_direct_efficiency
     return model.bw_factor[cls][protocol]
 
 

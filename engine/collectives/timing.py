@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -33,26 +33,21 @@ import numpy as np
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.nccl_model import (
     SIMPLE_ONLY,
-    algbw_per_busbw,
-    bandwidth_factor,
-    bus_bandwidth_cap,
     channel_rate_fraction,
-    latency_s,
     nvls_channel_share,
-    tree_correction,
 )
 from engine.collectives.result import CollectiveResult
 from engine.collectives.schedules import (
     ALGORITHMS,
     NCCL_ALGORITHMS,
     NCCL_CLASS,
-    RankLayout,
     Stage,
     build_schedule,
     bus_factor,
     layout,
 )
-from engine.collectives.stage_transport import StageTransport, stage_transport, transport_summary
+from engine.collectives.stage_times import StageProfile, collective_times
+from engine.collectives.stage_transport import stage_transport, transport_summary
 from engine.collectives.technology import PROTOCOLS, technology
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 from engine.flows.utilization import hottest_links, utilization_by_tier
@@ -65,20 +60,6 @@ from engine.topology.expand import NODE_GPU, NVLINK_BUNDLE, Fabric
 # event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).
 FLUID_MAX_FLOWS = 50_000
 DEFAULT_SIZES = 8 * 4 ** np.arange(16)  # 8 B .. 8 GiB in powers of 4
-
-
-@dataclass
-class StageProfile:
-    """A routed stage at one byte of message: seconds per byte and its path latencies."""
-
-    seconds_per_byte: float
-    net_latency_s: float
-    nvlink_latency_s: float
-    link_bytes_per_byte: np.ndarray | None
-    loss_log_survival_per_byte: float = 0.0  # log P(no packet of a step lost), per byte of S
-    loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
-    transport: StageTransport | None = None  # what the transport mechanisms made of it
-    transport_scale: float = 1.0  # bytes per flow per byte of message, in the curve's units
 
 
 def _efficiency(part: dict[str, Any]) -> float:
@@ -97,6 +78,9 @@ class CollectiveEngine:
         self.catalog = catalog or default_catalog()
         self.router = router or Router(fabric)
         self.tech = technology(fabric, self.catalog)
+        # Factors fitted to this cluster's measured runs (all 1 without a calibration); the
+        # fit itself swaps them between runs, the routed stages stay valid.
+        self.calibration = fabric.scenario.calibration
         cap = fabric.link_capacity.copy()
         nvlink = fabric.link_bundle == NVLINK_BUNDLE
         cap[nvlink] *= self.tech.nvlink_efficiency
@@ -343,85 +327,6 @@ class CollectiveEngine:
             )
         return merged
 
-    def _times(
-        self,
-        op: str,
-        algo: str,
-        lay: RankLayout,
-        stages: list[Stage],
-        protocol: str,
-        sizes: np.ndarray,
-        profiles: list[StageProfile],
-    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
-        """Time of `algo` with `protocol` at each size, and each stage's part of it.
-
-        Latency: NCCL's own formula for its algorithm (`nccl_model.latency_s`), or for
-        MPI-style schedules NCCL's per-step latencies summed over the steps; either way plus
-        the fabric's path latency per step and the expected wait of loss recovery. Bandwidth:
-        the stages' transfer times (the slower of pipelined ones), over the share of the
-        bandwidth the protocol keeps (and the tree's size correction), never faster than
-        NCCL's caps on the protocol's bus bandwidth.
-        """
-        m = self.tech.nccl
-        cls = NCCL_CLASS.get(algo)
-        family = cls or "ring"
-        n_nodes = lay.n_servers
-        nccl_lat = latency_s(m, cls, op, protocol, lay.n, n_nodes, sizes) if cls else None
-        if nccl_lat is None:
-            total = np.full(sizes.shape[0], m.base_s[family][protocol])
-        else:
-            total = nccl_lat.copy()
-        keep = np.full(sizes.shape[0], bandwidth_factor(m, family, protocol, n_nodes))
-        if family == "tree" and op == "all-reduce":
-            keep = keep * tree_correction(m, protocol, sizes)
-        parts = []
-        transfer = np.zeros(sizes.shape[0])
-        group = np.zeros(sizes.shape[0])
-        for stage, prof in zip(stages, profiles, strict=True):
-            scls = stage.latency_class
-            lat = stage.net_steps * prof.net_latency_s + stage.nvlink_steps * prof.nvlink_latency_s
-            if nccl_lat is None:
-                lat += stage.net_steps * m.step_net_s[scls][protocol]
-                lat += stage.nvlink_steps * m.step_nvlink_s[scls][protocol]
-            # A step that lost a packet waits one more round trip (end-to-end recovery).
-            lat = (
-                lat
-                + stage.repeat
-                * -np.expm1(prof.loss_log_survival_per_byte * sizes)
-                * prof.loss_rtt_s
-            )
-            ideal = stage.repeat * prof.seconds_per_byte * sizes
-            bw = ideal
-            if prof.transport is not None and prof.transport.ran:
-                # The stage's flows carry repeat x scale x S bytes each over the collective.
-                moved = stage.repeat * prof.transport_scale * sizes
-                bw = np.maximum(ideal, prof.transport.time_s(moved))
-            bw = bw / keep
-            if stage.overlap:
-                group = np.maximum(group, bw)  # pipelined with the stage before it
-            else:
-                transfer += group
-                group = bw
-            total = total + lat
-            parts.append(
-                {"stage": stage.name, "latency_s": lat, "bandwidth_s": bw, "ideal_s": ideal}
-            )
-        transfer += group
-        if nccl_lat is not None and parts:
-            # NCCL's formula times the whole collective; the first stage shows it.
-            parts[0]["latency_s"] = parts[0]["latency_s"] + nccl_lat
-        channels = m.channels_per_nic * max(1, lay.per_server or lay.n // max(1, n_nodes))
-        cap = bus_bandwidth_cap(m, family, protocol, n_nodes, channels)
-        if np.isfinite(cap):
-            floor = sizes / (cap * algbw_per_busbw(family, op, lay.n))
-            slower = floor > transfer
-            if np.any(slower):
-                scale = np.where(slower & (transfer > 0), floor / np.maximum(transfer, 1e-300), 1.0)
-                for part in parts:
-                    part["bandwidth_s"] = part["bandwidth_s"] * scale
-                transfer = np.maximum(transfer, floor)
-        return total + transfer, parts
-
     def run(
         self,
         op: str,
@@ -504,7 +409,9 @@ class CollectiveEngine:
                     Problem("workload", f"{algo} runs with the simple protocol only", "protocol")
                 )
             for proto in usable:
-                times, parts = self._times(op, algo, lay, stages, proto, sizes, profiles)
+                times, parts = collective_times(
+                    self.tech.nccl, self.calibration, op, algo, lay, stages, proto, sizes, profiles
+                )
                 plans[(algo, proto)] = (stages, profiles, parts)
                 better = times < best_t
                 best_t[better] = times[better]

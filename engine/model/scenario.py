@@ -215,9 +215,30 @@ class Failures:
 
 
 @dataclass
+class Calibration:
+    """Factors fitted to measured runs of this cluster (``calibrate``), on top of the defaults.
+
+    The catalog's defaults stay sourced; a calibration says how one real cluster differs
+    from them: `nic_efficiency` is the share of NCCL's per-NIC rate its network stages
+    reach, `latency_scale` multiplies NCCL's software latency per collective, and
+    `simple_efficiency` the bandwidth share of the Simple protocol. `name` empty means no
+    calibration (every factor 1). `version` counts the fits saved under `name`; `measured`
+    names the runs it was fitted on and `fit_error` is the fit's median absolute error.
+    """
+
+    name: str = ""
+    version: int = 0
+    nic_efficiency: float = 1.0
+    latency_scale: float = 1.0
+    simple_efficiency: float = 1.0
+    measured: list[str] = field(default_factory=list)
+    fit_error: float | None = None
+
+
+@dataclass
 class Scenario:
-    """One what-if: topology (groups and bundles), fabric, transport, routing, workload and
-    failures."""
+    """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
+    failures, and the calibration fitted to measured runs."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -227,6 +248,7 @@ class Scenario:
     routing: RoutingPolicy = field(default_factory=RoutingPolicy)
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
+    calibration: Calibration = field(default_factory=Calibration)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from engine.catalog.devices import Catalog
+from engine.model.calibration_checks import check_calibration
 from engine.model.errors import Problem
 from engine.model.scenario import (
     GROUP_KINDS,
@@ -475,6 +476,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
     problems += check_transport(scenario, catalog)
+    problems += check_calibration(scenario)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")
