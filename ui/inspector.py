@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.model.scenario import PATTERNS, ROUTING_MODES
+from engine.model.scenario import PATTERNS, ROUTING_MODES, RoutingPolicy
 from ui.document.document import ScenarioDocument
 from ui.transport_settings import TransportSettingsBox
 
@@ -39,7 +39,8 @@ MIN_FORM_HEIGHT = 286  # px: the inspector's height before it scrolled
 
 class Inspector(QWidget):
     """Form for the selected group (count, model), the selected bundle (pattern, links per
-    pair, speed, blocks, cable, length) or the fabric and routing settings.
+    pair, speed, blocks, cable, length) or the fabric and routing settings (routing mode,
+    ECMP hash scope, switch latency, transport).
 
     The switch latency box shows ``catalog`` at its minimum (0): the catalog's value (None).
     The override line accepts ``path=value`` like the CLI's ``--set``.
@@ -77,6 +78,14 @@ class Inspector(QWidget):
         self.routing_combo = QComboBox()
         self.routing_combo.setObjectName("routingCombo")
         self.routing_combo.addItems(list(ROUTING_MODES))
+        self.hash_scope_combo = QComboBox()
+        self.hash_scope_combo.setObjectName("hashScopeCombo")
+        self.hash_scope_combo.addItems(list(RoutingPolicy.HASH_SCOPES))
+        self.hash_scope_combo.setToolTip(
+            "Which switches share one ECMP hash function: each switch, each tier, each "
+            "switch model (the vendors' default) or the whole fabric; shared functions "
+            "polarize (a flow's choice at the leaf repeats at the spine)"
+        )
         self.latency_spin = QDoubleSpinBox()
         self.latency_spin.setObjectName("switchLatencySpin")
         self.latency_spin.setRange(0.0, MAX_LATENCY_NS)
@@ -86,6 +95,7 @@ class Inspector(QWidget):
         self.latency_spin.setKeyboardTracking(False)
         self.latency_spin.setToolTip("Switch latency; 'catalog' uses the catalog's value")
         form2.addRow("Routing", self.routing_combo)
+        form2.addRow("Hash scope", self.hash_scope_combo)
         form2.addRow("Switch latency", self.latency_spin)
         self.transport = TransportSettingsBox(document, self._apply, self._refuse)
         form2.addRow(self.transport)
@@ -172,6 +182,9 @@ class Inspector(QWidget):
         self.count_spin.valueChanged.connect(self._count_edited)
         self.model_combo.activated.connect(self._model_edited)
         self.routing_combo.activated.connect(self._routing_edited)
+        self.hash_scope_combo.activated.connect(
+            lambda i: self._apply("routing.hash_scope", self.hash_scope_combo.itemText(i))
+        )
         self.latency_spin.valueChanged.connect(self._latency_edited)
         self.override_edit.returnPressed.connect(self._override_entered)
         self.pattern_combo.activated.connect(
@@ -216,6 +229,7 @@ class Inspector(QWidget):
             self.count_spin,
             self.model_combo,
             self.routing_combo,
+            self.hash_scope_combo,
             self.latency_spin,
             *self._bundle_widgets(),
         )
@@ -238,6 +252,10 @@ class Inspector(QWidget):
                 self.title.setText("<b>Fabric and routing</b>")
                 self.pages.setCurrentIndex(0)
                 self.routing_combo.setCurrentText(scenario.routing.mode)
+                scope = scenario.routing.hash_scope
+                if self.hash_scope_combo.findText(scope) < 0:
+                    self.hash_scope_combo.addItem(scope)
+                self.hash_scope_combo.setCurrentText(scope)
                 latency = scenario.fabric.switch_latency_ns
                 self.latency_spin.setValue(0.0 if latency is None else latency)
                 self.transport.refresh()

@@ -138,12 +138,25 @@ class RoutingPolicy:
     evenly over all equal-cost next hops. `pxn` forwards over NVLink to the local GPU on the
     destination's rail before entering the network (NCCL's PXN); without it a GPU uses its own
     NIC whenever that NIC can reach the destination.
+
+    `hash_scope` says which switches share one ECMP hash function (one of `HASH_SCOPES`):
+    ``switch`` (each switch its own seed), ``tier`` (one per tier: leaves alike, spines
+    alike), ``model`` (one per catalog model, a vendor's default: every switch of a model
+    hashes alike) or ``fabric`` (one everywhere). Switches hashing alike make the choices of
+    successive hops correlated, so flows that collided on a leaf's uplink collide again
+    further up (hash polarization). The default is ``switch``: Cumulus Linux, the NOS of the
+    Spectrum switches, seeds each switch's ECMP hash at random unless configured (its
+    ``traffic.conf``: ``ecmp_hash_seed``, default random); a fabric of switches left on one
+    fixed seed (SAI's default is 0) is what ``model`` asks.
     """
+
+    HASH_SCOPES: typing.ClassVar[tuple[str, ...]] = ("switch", "tier", "model", "fabric")
 
     mode: str = "ecmp"
     seed: int = 0
     flows_per_connection: int = 1
     pxn: bool = False
+    hash_scope: str = "switch"
 
 
 @dataclass

@@ -24,6 +24,7 @@ from engine.model.scenario import (
     WORKLOAD_KINDS,
     DeviceGroup,
     LinkBundle,
+    RoutingPolicy,
     Scenario,
     TrainingJob,
 )
@@ -417,6 +418,15 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
                 "routing",
                 f"flows_per_connection must be at least 1, not {r.flows_per_connection}",
                 "flows_per_connection",
+            )
+        )
+    if r.hash_scope not in RoutingPolicy.HASH_SCOPES:
+        problems.append(
+            Problem(
+                "routing",
+                f"unknown hash_scope {r.hash_scope!r}; use one of "
+                f"{', '.join(RoutingPolicy.HASH_SCOPES)}",
+                "hash_scope",
             )
         )
     for where, obj in (("routing", r), ("workload", w)):

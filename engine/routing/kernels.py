@@ -6,6 +6,8 @@ policies differ only in what they do with the candidates: hash one (ECMP), take 
 the least-loaded path (adaptive, `engine.routing.adaptive`), or split evenly over all (spray,
 `engine.routing.spray`). NVLink hops before and after the network part are written here too.
 `route_flows` runs twice per routing: once to count each flow's entries, once to write them.
+A single-path choice hashes the flow with the salt of the node it is at, so switches sharing
+a salt (the policy's hash scope) choose alike and polarize.
 
 `engine.routing.reference` holds the plain-Python twin used by the tests.
 """
@@ -41,6 +43,7 @@ def route_flows(
     graph: Graph,
     links: Links,
     dist: np.ndarray,
+    salt: np.ndarray,
     flows: Flows,
     load: np.ndarray,
     paths: Paths,
@@ -50,6 +53,8 @@ def route_flows(
     A flow whose entry is -1 stays inside its server (NVLink only). `paths.counts` receives
     the number of entries per flow, or UNREACHABLE. When writing, `paths.flow_ptr` holds the
     offsets computed from the counting pass. Adaptive modes add each flow's bytes to `load`.
+    `salt` (uint64 per node, `engine.routing.hashing.node_salts`) is what a node's hash
+    function mixes with the flow hash: nodes with equal salts pick alike.
     """
     n_nodes = n_nodes_of(graph.out_ptr)
     walk = Walk(
@@ -123,7 +128,7 @@ def route_flows(
                 nc = candidates(node, exit_, key, graph, dist, buf)
                 if mode == MODE_ADAPTIVE_LOCAL:
                     nc = least_loaded(buf, nc, load, inv_capacity, flows.nbytes[f])
-                pick = buf[int(mix64(flows.hash[f] ^ mix64(np.uint64(node))) % np.uint64(nc))]
+                pick = buf[int(mix64(flows.hash[f] ^ salt[node]) % np.uint64(nc))]
                 if mode == MODE_ADAPTIVE_LOCAL:
                     load[pick] += flows.nbytes[f]
                 if write:

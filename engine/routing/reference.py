@@ -1,9 +1,11 @@
 """Plain-Python twin of the routing kernels, for tests on small fabrics.
 
 It recomputes distances with breadth-first search from scratch, finds equal-cost next hops,
-and applies the three policies: the same hash choice as ECMP, an even split for spraying, and
-for adaptive routing the full set of paths it may choose (found by enumerating every
-equal-cost path), so the kernels' entries can be checked one by one.
+and applies the policies: the same hash choice as ECMP (each node's salt worked out from its
+group's tier or model under the hash scope) and as hop-by-hop adaptive routing among the
+least-loaded next hops, an even split for spraying, and for adaptive routing the full set of
+paths it may choose (found by enumerating every equal-cost path), so the kernels' entries
+can be checked one by one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,27 @@ def mix64_reference(x: int) -> int:
     return x ^ (x >> 31)
 
 
+def text_key_reference(text: str) -> int:
+    """FNV-1a of the UTF-8 bytes of `text`, the key of `engine.routing.hashing.text_key`."""
+    h = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        h = ((h ^ byte) * 0x100000001B3) & MASK64
+    return h
+
+
+def node_salt_reference(fabric: Fabric, node: int, hash_scope: str) -> int:
+    """The salt of `node`'s ECMP hash function under `hash_scope`.
+
+    ``switch``: its own (the node id, mixed); ``tier``, ``model``: that of its group's tier or
+    catalog model; ``fabric``: one salt for all.
+    """
+    if hash_scope == "switch":
+        return mix64_reference(node)
+    group = fabric.scenario.groups[int(fabric.node_group[node])]
+    shared = {"tier": f"tier:{group.tier}", "model": f"model:{group.model}", "fabric": "fabric:"}
+    return mix64_reference(text_key_reference(shared[hash_scope]))
+
+
 def flow_hash_reference(src: int, dst: int, sub: int, seed: int) -> int:
     """The per-flow ECMP hash of `engine.routing.hashing.flow_hashes`."""
     base = mix64_reference(seed + 0x9E3779B97F4A7C15)
@@ -35,10 +58,15 @@ def flow_hash_reference(src: int, dst: int, sub: int, seed: int) -> int:
 
 
 class ReferenceRouter:
-    """Routes one flow at a time over the fabric's network links, all in Python."""
+    """Routes one flow at a time over the fabric's network links, all in Python.
 
-    def __init__(self, fabric: Fabric):
+    `hash_scope` is the policy's (``RoutingPolicy.hash_scope``, its default when not given):
+    which nodes hash alike.
+    """
+
+    def __init__(self, fabric: Fabric, hash_scope: str = RoutingPolicy.hash_scope):
         self.f = fabric
+        self.hash_scope = hash_scope
         net = np.flatnonzero(fabric.network_link_mask())
         self.out: dict[int, list[int]] = {}
         self.inc: dict[int, list[int]] = {}
@@ -80,7 +108,28 @@ class ReferenceRouter:
         node, path = entry, []
         while node != exit_:
             cands = self._candidates(node, exit_, dist)
-            pick = cands[(mix64_reference(flow_hash ^ mix64_reference(node))) % len(cands)]
+            salt = node_salt_reference(self.f, node, self.hash_scope)
+            pick = cands[mix64_reference(flow_hash ^ salt) % len(cands)]
+            path.append(pick)
+            node = int(self.f.link_dst[pick])
+        return path
+
+    def adaptive_local(
+        self, entry: int, exit_: int, flow_hash: int, load: dict[int, float], nbytes: float
+    ) -> list[int]:
+        """The hop-by-hop adaptive path: at each node, the hash choice among the candidates
+        least loaded after adding `nbytes` (the flow is booked on each link it takes)."""
+        dist = self._dist(exit_)
+        cap = self.f.link_capacity
+        node, path = entry, []
+        while node != exit_:
+            cands = self._candidates(node, exit_, dist)
+            after = [(load.get(e, 0.0) + nbytes) / cap[e] for e in cands]
+            low = min(after)
+            cands = [e for e, a in zip(cands, after, strict=True) if a <= low * (1 + 1e-12)]
+            salt = node_salt_reference(self.f, node, self.hash_scope)
+            pick = cands[mix64_reference(flow_hash ^ salt) % len(cands)]
+            load[pick] = load.get(pick, 0.0) + nbytes
             path.append(pick)
             node = int(self.f.link_dst[pick])
         return path
@@ -153,7 +202,7 @@ class ReferenceRouter:
 
 def route_reference(fabric: Fabric, src: int, dst: int, policy: RoutingPolicy) -> dict[int, float]:
     """(link → weight) of a single cross-server connection whose own NICs can reach each other."""
-    r = ReferenceRouter(fabric)
+    r = ReferenceRouter(fabric, policy.hash_scope)
     if policy.mode == "spray":
         return r.spray(src, dst)
     if policy.mode == "adaptive":

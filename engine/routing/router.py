@@ -3,7 +3,8 @@
 Given GPU-to-GPU connections, the router picks where each one enters and leaves the network
 (its own NIC, or with PXN / where its NIC cannot reach, the NIC of a server-local GPU over
 NVLink), splits ECMP connections into independently hashed sub-flows (NCCL's queue pairs per
-connection), and places every flow on shortest paths through the switches. Distances are
+connection), and places every flow on shortest paths through the switches, each switch
+hashing with the salt its policy's hash scope gives it (shared salts polarize). Distances are
 computed per destination switch set and cached, never per GPU pair, so routing scales with
 the number of switches. Failed cables and switches are absent from the fabric arrays, so
 flows route around them; a destination that became unreachable is reported.
@@ -17,7 +18,7 @@ import numpy as np
 
 from engine.model.scenario import RoutingPolicy
 from engine.routing.adaptive import refine_adaptive
-from engine.routing.hashing import flow_hashes
+from engine.routing.hashing import flow_hashes, node_salts
 from engine.routing.kernels import (
     MODE_ADAPTIVE,
     MODE_ADAPTIVE_LOCAL,
@@ -131,6 +132,24 @@ class Router:
             self.max_degree,
         )
         self._links = Links(fabric.link_capacity, fabric.gpu_nvlink_up, fabric.gpu_nvlink_down)
+        self._salts: dict[str, np.ndarray] = {}
+
+    def node_salt(self, hash_scope: str) -> np.ndarray:
+        """Per node: the salt of its ECMP hash function under `hash_scope` (cached).
+
+        Nodes of one group share their group's tier and catalog model, which is what the
+        ``tier`` and ``model`` scopes key on; ``switch`` salts each node by its id and
+        ``fabric`` gives every node one salt.
+        """
+        if hash_scope not in self._salts:
+            groups = self.fabric.scenario.groups
+            self._salts[hash_scope] = node_salts(
+                hash_scope,
+                self.fabric.node_group,
+                [g.tier for g in groups],
+                [g.model for g in groups],
+            )
+        return self._salts[hash_scope]
 
     def _attachment_keys(self) -> np.ndarray:
         """Per GPU: the id of the set of switches it is cabled to (-1 when none)."""
@@ -234,6 +253,7 @@ class Router:
         n_conn = src.shape[0]
         nbytes = np.broadcast_to(np.asarray(connection_bytes, dtype=np.float64), (n_conn,))
         mode = MODES[policy.mode]
+        salt = self.node_salt(policy.hash_scope)
         q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
         conn = np.repeat(np.arange(n_conn, dtype=np.int64), q)
         sub = np.tile(np.arange(q, dtype=np.int64), n_conn)
@@ -260,7 +280,7 @@ class Router:
         counting = Paths(
             np.zeros(conn.shape[0] + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0), counts
         )
-        route_flows(mode, False, self._graph, self._links, self._dist, flows, load, counting)
+        route_flows(mode, False, self._graph, self._links, self._dist, salt, flows, load, counting)
         reachable = counts != UNREACHABLE
         if not np.all(reachable):
             conn, counts = conn[reachable], counts[reachable]
@@ -278,7 +298,7 @@ class Router:
         entry_link = np.empty(total, dtype=np.int64)
         entry_weight = np.empty(total)
         paths = Paths(flow_ptr, entry_link, entry_weight, counts)
-        route_flows(mode, True, self._graph, self._links, self._dist, flows, load, paths)
+        route_flows(mode, True, self._graph, self._links, self._dist, salt, flows, load, paths)
         if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
             refine_adaptive(
                 ADAPTIVE_PASSES, self._graph, self._links, self._dist, flows, load, paths

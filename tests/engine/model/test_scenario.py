@@ -108,7 +108,12 @@ transport = st.builds(
     ib_cc=st.none() | st.booleans(),
 )
 routing = st.builds(
-    RoutingPolicy, mode=text, seed=whole, flows_per_connection=whole, pxn=st.booleans()
+    RoutingPolicy,
+    mode=text,
+    seed=whole,
+    flows_per_connection=whole,
+    pxn=st.booleans(),
+    hash_scope=st.sampled_from(RoutingPolicy.HASH_SCOPES) | text,
 )
 workload = st.builds(Workload, kind=text, seed=whole, message_bytes=finite)
 failures = st.builds(
@@ -557,6 +562,19 @@ def test_documented_example_loads_and_expands() -> None:
     assert fabric.n_gpus == 16
     assert fabric.n_links == 64
     assert int(fabric.bundle_cables.sum()) == 16
+
+
+def test_hash_scope_reads_from_files_and_overrides_and_defaults_to_a_seed_per_switch():
+    doc = scenario_to_dict(Scenario())
+    assert doc["routing"]["hash_scope"] == "switch"
+    del doc["routing"]["hash_scope"]  # a file written before the field existed
+    assert from_json(json.dumps(doc)).routing.hash_scope == "switch"
+    doc["routing"]["hash_scope"] = "tier"
+    assert from_json(json.dumps(doc)).routing.hash_scope == "tier"
+    doc["routing"]["hash_scope"] = 3
+    with pytest.raises(ScenarioError, match=r"routing\.hash_scope.*expected text"):
+        from_json(json.dumps(doc))
+    assert apply_override(Scenario(), "routing.hash_scope", "fabric").routing.hash_scope == "fabric"
 
 
 def test_override_past_a_plain_value_names_the_path():

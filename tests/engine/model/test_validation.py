@@ -448,6 +448,13 @@ CASES: dict[str, Case] = {
         "flows_per_connection",
         ("at least 1, not 0",),
     ),
+    "unknown hash scope": (
+        leaf_spine_128,
+        lambda s: setattr(s.routing, "hash_scope", "vendor"),
+        "routing",
+        "hash_scope",
+        ("unknown hash_scope 'vendor'", "switch, tier, model, fabric"),
+    ),
     "unknown workload": (
         leaf_spine_128,
         lambda s: setattr(s.workload, "kind", "allreduce"),

@@ -37,7 +37,7 @@ def test_kernel_paths_match_the_reference_router(tor_fabric, mode, monkeypatch):
     src, dst = src[:80], dst[:80]
     policy = RoutingPolicy(mode=mode, seed=11)
     routed = Router(tor_fabric).route(src, dst, policy)
-    ref = ReferenceRouter(tor_fabric)
+    ref = ReferenceRouter(tor_fabric, policy.hash_scope)
     load: dict[int, float] = {}
     for f in range(routed.n_flows):
         links, weights = network_entries(routed, f, tor_fabric)
@@ -64,7 +64,8 @@ def test_kernels_compile_one_signature_for_every_policy(tor_fabric):
     # both passes must hit the same compiled (and cached) signature.
     src, dst = permutation(tor_fabric, seed=6)
     for mode in ("ecmp", "adaptive", "spray"):
-        Router(tor_fabric).route(src, dst, RoutingPolicy(mode=mode), 1e6)
+        for scope in RoutingPolicy.HASH_SCOPES:
+            Router(tor_fabric).route(src, dst, RoutingPolicy(mode=mode, hash_scope=scope), 1e6)
     assert len(kernels.route_flows.signatures) == 1
     assert len(adaptive.refine_adaptive.signatures) == 1
 
