@@ -110,7 +110,7 @@ class MainWindow(WindowMenus, QMainWindow):
         inspector_dock.setWidget(side)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, inspector_dock)
 
-        self.results = ResultsPanel()
+        self.results = ResultsPanel(document=self.document)
         self.congestion_tab = CongestionTab(self.document, self.catalog)
         self.results.tabs.addTab(self.congestion_tab, "Congestion")
         self.sweep_panel = SweepPanel(self.document)

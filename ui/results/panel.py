@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBo
 
 from engine.analysis import LATENCIES_NS, AppReport
 from engine.catalog.devices import Catalog, default_catalog
+from ui.document.document import ScenarioDocument
 from ui.results.collective_tab import CollectiveTab
 from ui.results.cost_tab import CostTab
 from ui.results.latency_curves import LatencyCurves
@@ -43,12 +44,19 @@ class ResultsPanel(QWidget):
     `bundleActivated(bundle_id)`. Training: the step breakdown and GPU utilization vs switch
     latency. Cost: the bill of materials. Each tab's Export menu saves its plots as PNG, SVG
     and CSV and its tables as CSV. `pin_report`, `unpin`, `clear_pins` and `pinned_labels`
-    manage the pinned reports (the library dock's comparison uses them too).
+    manage the pinned reports (the library dock's comparison uses them too). With a
+    `document` (or after `set_document`) the Collective tab's bar edits the workload's NCCL
+    algorithm and protocol through it.
     """
 
     bundleActivated = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None, catalog: Catalog | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        catalog: Catalog | None = None,
+        document: ScenarioDocument | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("resultsPanel")
         self.catalog = catalog
@@ -83,7 +91,7 @@ class ResultsPanel(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("resultsTabs")
-        self.collective_tab = CollectiveTab()
+        self.collective_tab = CollectiveTab(document)
         self.links_tab = LinksTab()
         self.training_tab = TrainingTab()
         self.cost_tab = CostTab()
@@ -114,6 +122,10 @@ class ResultsPanel(QWidget):
         self.network_share_label = self.cost_tab.network_share_label
         self.cost_per_gpu_label = self.cost_tab.cost_per_gpu_label
 
+    def set_document(self, document: ScenarioDocument) -> None:
+        """Let the Collective tab's algorithm and protocol bar show and edit `document`."""
+        self.collective_tab.set_document(document)
+
     # ---- showing a report ---------------------------------------------------------------------
 
     def show_report(self, report: AppReport) -> None:
@@ -124,7 +136,7 @@ class ResultsPanel(QWidget):
         self.report = report
         self._forget_unshown_curves()
         self.pin_button.setEnabled(True)
-        self.collective_tab.show_sweep(report.collective_sweep)
+        self.collective_tab.show_report(report)
         perm = report.permutation
         if perm is not None:
             mean = perm.throughput_fraction.mean
