@@ -39,6 +39,7 @@ from transport_bench import MIN_SPEEDUP, transport_timings  # noqa: E402
 BUDGETS = {
     "collective_sweep_1k_s": 0.2,
     "alltoall_1k_s": 1.0,
+    "calibrate_3_runs_1k_s": 10.0,
     "train_step_16k_s": 2.0,
     "library_search_10k_s": 0.05,
     "library_open_10k_s": 0.05,
@@ -96,6 +97,24 @@ def alltoall_1k() -> float:
     engine = CollectiveEngine(fabric, catalog)
     t0 = time.perf_counter()
     engine.run("all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30]), "all-at-once")
+    return time.perf_counter() - t0
+
+
+def calibrate_3_runs_1k() -> float:
+    """Seconds to calibrate the 1k preset on three measured nccl-tests files (fresh engine)."""
+    from engine.analysis import calibrate
+    from engine.analysis.measurements import read_nccl_tests
+
+    fixtures = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nccl_tests"
+    names = (
+        "all_reduce_perf_8xh100.txt",
+        "all_gather_perf_16xa100.txt",
+        "sendrecv_perf_16xb200.txt",
+    )
+    runs = [read_nccl_tests(fixtures / name) for name in names]
+    scenario = load_preset("dgx-h100-ib-ndr-1k")
+    t0 = time.perf_counter()
+    calibrate(scenario, runs)
     return time.perf_counter() - t0
 
 
@@ -270,6 +289,7 @@ def main() -> int:
         "collective_sweep_1k_s": best_of(collective_sweep_1k),
         "collective_sweep_1k_cached_s": best_of(collective_sweep_1k, True),
         "alltoall_1k_s": best_of(alltoall_1k, repeats=2),
+        "calibrate_3_runs_1k_s": best_of(calibrate_3_runs_1k, repeats=1),
         "train_step_16k_s": best_of(train_step_16k, repeats=2),
         "expand_route_permutation_1k_s": best_of(expand_route_permutation, "dgx-h100-ib-ndr-1k"),
         "expand_route_permutation_16k_s": best_of(

@@ -1,5 +1,10 @@
 """The sub-commands: each reads its arguments, makes one call into `engine.analysis` and
-prints the answer as text, JSON (the typed result's own `to_json`) or CSV."""
+prints the answer as text, JSON (the typed result's own `to_json`) or CSV.
+
+``import-nccl-tests`` and ``measurements`` store and list measured runs in the library; they
+word their own refusals ("cannot import FILE: ...") since what is wrong is a file or the
+library, not a scenario.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import sys
 from cli.formatting import (
     format_collective,
     format_cost,
+    format_measurement,
     format_report,
     format_training,
     format_transport,
@@ -18,6 +24,8 @@ from cli.formatting import (
 from cli.inputs import load_scenario, parse_sizes
 from engine.analysis import (
     PRESETS,
+    Measurement,
+    NcclTestsRun,
     TransportWorkload,
     collective_run,
     compare,
@@ -26,8 +34,11 @@ from engine.analysis import (
     default_executor,
     evaluate,
     fabric_size,
+    measurement_run,
     open_library,
     parse_values,
+    read_nccl_tests,
+    store_run,
     sweep,
     training_run,
     transport_study,
@@ -261,4 +272,82 @@ def run_library(args: argparse.Namespace) -> int:
         ) from None
     finally:
         lib.close()
+    return EXIT_OK
+
+
+def _refused(head: str, exc: ScenarioError | LibraryError) -> int:
+    """Print why a measurement command refused (every problem of a file, or the library's
+    one message) and return the exit code of bad input."""
+    if isinstance(exc, ScenarioError):
+        print(f"{head}:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+    else:
+        print(f"{head}: {exc}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _measurement_json(measurement: Measurement, run: NcclTestsRun) -> dict:
+    """A stored run as ``--json`` prints it: the library's fields, points, and peak busbw."""
+    return {**measurement.to_dict(), "peak_busbw_GBps": run.peak_busbw_GBps}
+
+
+def run_import_nccl_tests(args: argparse.Namespace) -> int:
+    """Read an nccl-tests output file and store the run in the library (``import-nccl-tests``).
+
+    The file is read first, so a file that is not a run never creates a library.
+    """
+    try:
+        run = read_nccl_tests(args.file, args.op)
+    except ScenarioError as exc:
+        return _refused(f"cannot import {args.file}", exc)
+    try:
+        lib = open_library(args.library)
+    except LibraryError as exc:
+        return _refused("cannot open the library", exc)
+    try:
+        if lib.message:
+            print(lib.message, file=sys.stderr)
+        stored = store_run(lib, run, args.name, args.scenario)
+    except LibraryError as exc:
+        return _refused(f"cannot store {args.file} in {lib.path}", exc)
+    finally:
+        lib.close()
+    if args.json:
+        print(json.dumps(_measurement_json(stored, run), indent=2))
+    else:
+        print(f"stored in {lib.path}\n{format_measurement(stored, run)}")
+    return EXIT_OK
+
+
+def run_measurements(args: argparse.Namespace) -> int:
+    """List the measured runs of the library (``measurements``); never creates a library."""
+    try:
+        lib = open_library(args.library, create=False, read_only=True)
+    except LibraryError as exc:
+        return _refused("cannot open the library", exc)
+    try:
+        stored = [(m, measurement_run(m)) for m in lib.measurements()]
+    except LibraryError as exc:
+        return _refused(f"cannot read the measurements of {lib.path}", exc)
+    finally:
+        lib.close()
+    if args.json:
+        print(json.dumps([_measurement_json(m, run) for m, run in stored], indent=2))
+        return EXIT_OK
+    if not stored:
+        print(
+            f"no measurements in {lib.path} (add one with import-nccl-tests FILE)", file=sys.stderr
+        )
+        return EXIT_OK
+    print(
+        f"{'name':<32} {'op':<14} {'ranks':>6} {'points':>6} {'peak busbw':>11}  "
+        f"{'imported':<19}  {'scenario':<24} gpu"
+    )
+    for m, run in stored:
+        print(
+            f"{m.name:<32} {run.op:<14} {run.ranks:>6} {len(run.points):>6} "
+            f"{run.peak_busbw_GBps:>6.2f} GB/s  {m.imported[:19]:<19}  {m.scenario or '-':<24} "
+            f"{run.gpu}"
+        )
     return EXIT_OK

@@ -1,5 +1,5 @@
 """Text for a terminal: the reports of evaluate, collective, train, cost, compare and
-transport.
+transport, and the measured runs (nccl-tests) kept in the library.
 
 Each function reads the typed result the door returned (`engine.analysis.results`) and
 only words and lays out its figures.
@@ -11,6 +11,8 @@ from engine.analysis import (
     CollectiveSummary,
     CostReport,
     EvaluationResult,
+    Measurement,
+    NcclTestsRun,
     PermutationResult,
     TopologySummary,
     TrainingResult,
@@ -227,4 +229,29 @@ def format_transport(study: TransportStudy) -> str:
             )
     lines += [f"  note: {note}" for note in study.notes]
     lines.append(f"  engine {study.engine_s:.2f} s ({study.steps:,} steps, {study.jumps} jumps)")
+    return "\n".join(lines)
+
+
+def format_measurement(measurement: Measurement, run: NcclTestsRun) -> str:
+    """A stored measured run: its name, op, ranks, GPU, NCCL version, the size range of its
+    points and the peak busbw, with a warning when nccl-tests found wrong values."""
+    version = f"NCCL {run.nccl_version}" if run.nccl_version else "NCCL version not stated"
+    lines = [
+        f"{measurement.name}: {run.op} over {run.ranks} ranks of {run.gpu or 'an unnamed GPU'}, "
+        f"{version}, {run.dtype}"
+    ]
+    peak = run.peak_point
+    if peak is not None:
+        sizes = [p.size_bytes for p in run.points]
+        lines.append(
+            f"  {len(run.points)} points, {_binary_size(min(sizes))} to "
+            f"{_binary_size(max(sizes))}; peak busbw {run.peak_busbw_GBps:.2f} GB/s at "
+            f"{_binary_size(peak.size_bytes)}"
+        )
+    origin = f"  from {measurement.source or 'no file'}, imported {measurement.imported[:19]}"
+    if measurement.scenario:
+        origin += f", measures scenario {measurement.scenario}"
+    lines.append(origin)
+    if run.wrong_rows:
+        lines.append(f"  warning: nccl-tests found wrong values in {run.wrong_rows} row(s)")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The argument parser of every headless sub-command, and the entry that runs one.
 
 ``fabriclab presets``, ``validate``, ``evaluate``, ``cost``, ``sweep``, ``compare``,
-``train``, ``collective``, ``transport`` and ``library``. A broken scenario prints every problem (element,
+``train``, ``collective``, ``transport``, ``library``, and ``import-nccl-tests``,
+``measurements`` and ``calibrate`` for measured runs. A broken scenario prints every problem (element,
 field, what to do) and exits 2; a bad command line exits 2 as well; nothing prints a
 traceback at the user.
 """
@@ -13,6 +14,7 @@ import re
 import sys
 
 from cli import commands as cmd
+from cli.calibrate_command import add_calibrate_command
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
 from cli.inputs import parse_size
@@ -258,7 +260,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "search", "show", "versions", "export", "import"])
     p.add_argument("arguments", nargs="*", help="QUERY | NAME | NAME FILE | FILE")
     p.set_defaults(func=cmd.run_library)
+    _measurement_commands(sub)
+    add_calibrate_command(sub)
     return parser
+
+
+def _measurement_commands(sub) -> None:
+    """``import-nccl-tests FILE`` and ``measurements``: measured runs in the library."""
+    library_help = "library file (default: the user's library)"
+    p = sub.add_parser(
+        "import-nccl-tests",
+        help="store a measured nccl-tests run (the output of all_reduce_perf...) in the library",
+    )
+    p.add_argument("file", help="the saved standard output of one nccl-tests program")
+    p.add_argument(
+        "--op",
+        help="the collective when the output does not name it (all-reduce or all_reduce_perf...)",
+    )
+    p.add_argument("--name", help="its name in the library (default: the file's name)")
+    p.add_argument("--scenario", metavar="NAME", help="the library scenario it measures")
+    p.add_argument("--library", metavar="PATH", help=library_help)
+    p.add_argument("--json", action="store_true", help="print the stored run as JSON")
+    p.set_defaults(func=cmd.run_import_nccl_tests)
+    p = sub.add_parser("measurements", help="list the measured runs in the library")
+    p.add_argument("--library", metavar="PATH", help=library_help)
+    p.add_argument("--json", action="store_true", help="print JSON (every point of each run)")
+    p.set_defaults(func=cmd.run_measurements)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,7 @@ from ui.document.document import ScenarioDocument
 from ui.icons import set_action_icons
 from ui.inspector import Inspector
 from ui.library.host import SessionHost
+from ui.library.measured import measured_runs_of
 from ui.library.session import LibrarySession
 from ui.menus import WindowMenus
 from ui.palette import Palette
@@ -169,6 +170,7 @@ class MainWindow(WindowMenus, QMainWindow):
             self.library_session = LibrarySession(self._session_host(), library)
             self._add_library(self.library_session)
             self.evaluated.connect(self.library_session.cache_report)
+            self.library_session.measurementsChanged.connect(self._show_measured)
         self.document.undo_stack.cleanChanged.connect(self._clean_changed)
         self.set_theme(self.store.value(THEME_SETTING))
         self._restore_settings()
@@ -412,9 +414,20 @@ class MainWindow(WindowMenus, QMainWindow):
         """Show a report (a finished run's or a cached one) in the results and on the canvas."""
         self.last_report = report
         self.results.show_report(report)
+        self._show_measured()
         perm = report.permutation
         self.canvas.show_utilization(perm.link_utilization if perm is not None else None)
         apply_theme_to(self, self.theme)  # plots the report created since the last switch
+
+    def _show_measured(self) -> None:
+        """Overlay the library's measured runs of this scenario and collective, if any."""
+        report, session = self.last_report, self.library_session
+        sweep = report.collective_sweep if report is not None else None
+        runs = []
+        if session is not None and sweep is not None:
+            name = self.document.scenario.metadata.name
+            runs = measured_runs_of(session.library, name, sweep.op)
+        self.results.collective_tab.show_measured(runs)
 
     def _run_finished(self, request_id: int, report: AppReport) -> None:
         self._set_running(False)

@@ -8,11 +8,22 @@ and `from_dict`.
 
 from __future__ import annotations
 
+from engine.analysis.calibrate import FACTORS as CALIBRATION_FACTORS
+from engine.analysis.calibrate import CalibrationFit, calibrate
 from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
 from engine.analysis.evaluation import evaluate, training_summary
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
+from engine.analysis.measurements import (
+    import_nccl_tests,
+    measured_series,
+    measurement_run,
+    read_nccl_tests,
+    store_run,
+)
+from engine.analysis.nccl_tests import TEST_OPS as NCCL_TESTS_OPS
+from engine.analysis.nccl_tests import OpNotNamedError, op_name, parse_nccl_tests
 from engine.analysis.probes import collective_run, cost_run, fabric_size, training_run
 from engine.analysis.results import (
     AppReport,
@@ -27,6 +38,9 @@ from engine.analysis.results import (
     EvaluationResult,
     FlowSeries,
     HotLink,
+    NcclTestsPoint,
+    NcclTestsRun,
+    NcclTestsTiming,
     PermutationResult,
     PortFigures,
     PortSeries,
@@ -59,6 +73,7 @@ from engine.analysis.transport_study import transport_study
 from engine.collectives.schedules import ALGORITHMS as COLLECTIVE_ALGORITHMS
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
+from engine.library.measurements import Measurement
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
 from engine.runtime.memory import parse_bytes, set_memory_limit
 from engine.runtime.progress import Progress, RunCancelledError
@@ -66,11 +81,13 @@ from engine.runtime.resources import resource_dir, resource_path
 from engine.topology.generators import TEMPLATES, generate
 
 __all__ = [
+    "CALIBRATION_FACTORS",
     "COLLECTIVE_ALGORITHMS",
     "DEFAULT_PRESET",
     "DEFAULT_SIZES",
     "LATENCIES_NS",
     "METRICS",
+    "NCCL_TESTS_OPS",
     "OPS",
     "PARTS",
     "PRESETS",
@@ -79,6 +96,7 @@ __all__ = [
     "TRANSPORT_KINDS",
     "AppReport",
     "BomRow",
+    "CalibrationFit",
     "CheckResult",
     "CollectiveRow",
     "CollectiveSummary",
@@ -90,6 +108,11 @@ __all__ = [
     "EvaluationResult",
     "FlowSeries",
     "HotLink",
+    "Measurement",
+    "NcclTestsPoint",
+    "NcclTestsRun",
+    "NcclTestsTiming",
+    "OpNotNamedError",
     "PermutationResult",
     "PortFigures",
     "PortSeries",
@@ -109,6 +132,7 @@ __all__ = [
     "TransportWorkload",
     "UtilizationHistogram",
     "bundle_tier_labels",
+    "calibrate",
     "check_evaluation",
     "check_library",
     "check_numba_cache",
@@ -122,19 +146,26 @@ __all__ = [
     "evaluate",
     "fabric_size",
     "generate",
+    "import_nccl_tests",
     "latency_rows",
     "load_from_library",
     "load_preset",
+    "measured_series",
+    "measurement_run",
+    "op_name",
     "open_library",
     "parse_bytes",
+    "parse_nccl_tests",
     "parse_values",
     "preset_names",
+    "read_nccl_tests",
     "resource_dir",
     "resource_path",
     "run_check",
     "run_evaluation",
     "seed_with_presets",
     "set_memory_limit",
+    "store_run",
     "sweep",
     "sweep_points",
     "tier_peak",

@@ -3,7 +3,10 @@
 The file's schema version is ``PRAGMA user_version``. Version 1 holds scenarios (name,
 description, tags, times, body JSON, format version), every saved version with its note,
 cached results keyed by content hash, engine version and kind, an autosave slot, and
-full-text indexes over names, descriptions, tags and version notes. `MIGRATIONS` maps a
+full-text indexes over names, descriptions, tags and version notes. Version 2 adds the
+measurements: runs of nccl-tests imported by the user (name, collective, ranks, GPU, NCCL
+version, data type, source file, import time, the scenario they belong to if any, and the
+points as JSON), kept beside the scenarios they check. `MIGRATIONS` maps a
 version to the step that brings a file from it to the next; the library runs them in order
 when it opens an older file. `SHAPES` holds the tables and columns each version must have,
 so a file is checked against the version it claims before it is trusted: a damaged
@@ -19,7 +22,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: The tables of each schema version and the columns of each that this code reads or writes.
 SHAPES: dict[int, dict[str, frozenset[str]]] = {
@@ -45,13 +48,32 @@ SHAPES: dict[int, dict[str, frozenset[str]]] = {
         "versions_fts": frozenset({"note"}),
     },
 }
+SHAPES[2] = {
+    **SHAPES[1],
+    "measurements": frozenset(
+        {
+            "id",
+            "name",
+            "op",
+            "ranks",
+            "gpu",
+            "nccl_version",
+            "dtype",
+            "source",
+            "imported",
+            "scenario",
+            "points",
+        }
+    ),
+}
 
 
 def shape_problems(version: int, tables: Mapping[str, set[str]]) -> list[str]:
     """What a file with these tables (name -> columns) lacks to be of schema `version`.
 
-    Empty when it has every table and column of that version. Version 0 files also must
-    not have the ``versions`` table, so a version 1 file is never taken for one.
+    Empty when it has every table and column of that version. A file also must not have a
+    table only later versions have (a version 0 file no ``versions``, a version 1 file no
+    ``measurements``), so a newer file is never taken for an older one and migrated again.
     """
     problems = []
     for table, columns in SHAPES[version].items():
@@ -59,8 +81,11 @@ def shape_problems(version: int, tables: Mapping[str, set[str]]) -> list[str]:
             problems.append(f"it has no {table} table")
             continue
         problems += [f"table {table} has no column {c}" for c in sorted(columns - tables[table])]
-    if version == 0 and "versions" in tables:
-        problems.append("it has a versions table, which schema 0 files never had")
+    later = {t for v, shape in SHAPES.items() if v > version for t in shape} - set(SHAPES[version])
+    problems += [
+        f"it has a {table} table, which schema {version} files never had"
+        for table in sorted(later & set(tables))
+    ]
     return problems
 
 
@@ -102,6 +127,35 @@ def create_v1(db: sqlite_utils.Database) -> None:
     db["autosave"].create({"slot": int, "saved_at": str, "body": str}, pk="slot")
     db["scenarios"].enable_fts(["name", "description", "tags"], create_triggers=True)
     db["versions"].enable_fts(["note"], create_triggers=True)
+
+
+def create_measurements(db: sqlite_utils.Database) -> None:
+    """Create the measurements table of schema version 2 (names unique, looked up by scenario)."""
+    db["measurements"].create(
+        {
+            "id": int,
+            "name": str,
+            "op": str,
+            "ranks": int,
+            "gpu": str,
+            "nccl_version": str,
+            "dtype": str,
+            "source": str,
+            "imported": str,
+            "scenario": str,
+            "points": str,
+        },
+        pk="id",
+        not_null={"name", "op", "ranks", "imported", "points"},
+    )
+    db["measurements"].create_index(["name"], unique=True)
+    db["measurements"].create_index(["scenario"])
+
+
+def create_latest(db: sqlite_utils.Database) -> None:
+    """Create every table of the current schema version (`SCHEMA_VERSION`) in an empty file."""
+    create_v1(db)
+    create_measurements(db)
 
 
 def _migrate_0_to_1(db: sqlite_utils.Database) -> None:
@@ -148,4 +202,12 @@ def _migrate_0_to_1(db: sqlite_utils.Database) -> None:
         )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {0: _migrate_0_to_1}
+def _migrate_1_to_2(db: sqlite_utils.Database) -> None:
+    """Version 1 had no measurements: add their table, empty; nothing else changes."""
+    create_measurements(db)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {
+    0: _migrate_0_to_1,
+    1: _migrate_1_to_2,
+}

@@ -2,8 +2,9 @@
 
 A library holds scenarios (name, description, tags, times, body JSON, format version),
 every saved version with its note, cached results keyed by the scenario's content hash and
-the engine version, an autosave slot, and a full-text index over names, descriptions, tags
-and version notes. It is shared as one file and works offline. The file's schema version is
+the engine version, an autosave slot, a full-text index over names, descriptions, tags
+and version notes, and measured runs (nccl-tests) with their points, kept beside the
+scenarios they check (`engine.library.measurements`). It is shared as one file and works offline. The file's schema version is
 ``PRAGMA user_version``; older files are migrated when opened, newer ones open read-only.
 WAL and a busy timeout (30 s, with margin over a slow save under load) let two running apps
 share a library; every write is a transaction.
@@ -17,7 +18,8 @@ opened for real. A new library is built aside and moved into place whole
 later, is one `LibraryError` naming the file and the kind of trouble
 (`engine.library.errors`); a refused file is left exactly as it was.
 The tables and migrations live in `engine.library.schema`, scenario diffs in
-`engine.library.scenario_diff`.
+`engine.library.scenario_diff`, the guard that turns ``sqlite3`` errors into
+`LibraryError` on every method in `engine.library.guards`.
 """
 
 from __future__ import annotations
@@ -31,23 +33,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlite_utils
 
 from engine import __version__ as engine_version
 from engine.library import connection, creation, files, probe
 from engine.library.connection import Transaction
-from engine.library.errors import LibraryError, damaged, explain, no_library, not_utf8
+from engine.library.errors import LibraryError, damaged, explain, no_library
+from engine.library.guards import reads as _reads
+from engine.library.guards import writes as _writes
+from engine.library.measurements import MeasurementShelf
 from engine.library.plain_json import json_safe
-from engine.library.schema import SCHEMA_VERSION, create_v1
+from engine.library.schema import SCHEMA_VERSION, create_latest
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario, from_json, scenario_to_dict, to_json
 
 SQLITE_MAGIC = files.SQLITE_MAGIC
 BUSY_TIMEOUT_S = 30.0
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -84,30 +87,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _guard(doing: str) -> Callable[[F], F]:
-    """Turn any ``sqlite3`` error of the method (or text that is not UTF-8, which Python's
-    sqlite3 meets reading a damaged row) into the library's `LibraryError`."""
-
-    def wrap(method: F) -> F:
-        @functools.wraps(method)
-        def guarded(self: Library, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return method(self, *args, **kwargs)
-            except sqlite3.Error as exc:
-                raise self._explain(exc, doing) from None
-            except UnicodeDecodeError:
-                raise not_utf8(self.path) from None
-
-        return guarded  # type: ignore[return-value]
-
-    return wrap
-
-
-_reads = _guard("read")
-_writes = _guard("write")
-
-
-class Library:
+class Library(MeasurementShelf):
     """An open scenario library file.
 
     `seed` fills a library this call creates (never an existing one). With ``create=False``
@@ -163,7 +143,7 @@ class Library:
             conn.execute("PRAGMA synchronous = OFF")  # creation flushes the file once, at the end
             builder = Library._on(conn, self.path, self.timeout)
             with builder._write():
-                create_v1(builder.db)
+                create_latest(builder.db)
                 builder.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             if seed is not None:
                 seed(builder)

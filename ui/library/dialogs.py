@@ -64,6 +64,23 @@ def ask_text(
     return dialog
 
 
+def ask_item(
+    parent: QWidget, title: str, label: str, items: list[str], accepted: Callable[[str], None]
+) -> QInputDialog:
+    """Ask to pick one of `items` from a list (window-modal, not blocking); `accepted(item)`
+    on OK, nothing on Cancel."""
+    dialog = QInputDialog(parent)
+    dialog.setObjectName("libraryItemDialog")
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    dialog.setComboBoxItems(items)
+    dialog.setComboBoxEditable(False)
+    dialog.textValueSelected.connect(accepted)
+    dialog.finished.connect(dialog.deleteLater)
+    dialog.open()
+    return dialog
+
+
 def ask_choice(
     parent: QWidget,
     title: str,

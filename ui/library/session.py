@@ -1,7 +1,7 @@
 """The scenario library in the main window: one open `Library` tied to the window.
 
 `LibrarySession` provides the Library dock, File > Save, Save with Note, Save As, Import and
-Export JSON, the results cached after each run (shown at once when a scenario is opened
+Export JSON, Import nccl-tests… (a measured run, `ui.library.measured`), the results cached after each run (shown at once when a scenario is opened
 again), autosave while there are unsaved changes and the offer to restore them after a
 crash, and Compare (`ui.library.compare`: pinned plots and a field-by-field diff).
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMessageBox, QWidget
 
@@ -28,6 +28,7 @@ from engine.analysis import DEFAULT_PRESET, AppReport, open_library
 from engine.library.store import Library, LibraryError
 from engine.model.scenario import Scenario, to_json
 from ui.library.cache import cache_report, cached_report
+from ui.library.calibration import CalibrationAction
 from ui.library.compare import LibraryComparison
 from ui.library.dialogs import (
     LIBRARY_ERRORS,
@@ -39,6 +40,7 @@ from ui.library.dialogs import (
 )
 from ui.library.dock import LibraryPanel
 from ui.library.host import SessionHost
+from ui.library.measured import NcclTestsImport
 
 # Saves run on the GUI thread: one blocked by another FabricLab gives up after this and says
 # "library busy" rather than freezing the window for the engine's default wait.
@@ -67,8 +69,11 @@ class LibrarySession(QObject):
     """The library features of the host window on `library` (see the module docstring).
 
     `dock` is the Library dock and `file_actions` / `transfer_actions` the File menu entries
-    (Save, Save with Note, Save As / Import, Export JSON), for the window to place.
+    (Save, Save with Note, Save As / Import JSON, Import nccl-tests, Export JSON), for the
+    window to place.
     """
+
+    measurementsChanged = Signal()  # a measured run was stored
 
     def __init__(self, host: SessionHost, library: Library) -> None:
         super().__init__(host.window)
@@ -124,8 +129,25 @@ class LibrarySession(QObject):
         self.import_action.triggered.connect(self.import_json)
         self.export_action = QAction("&Export JSON…", w)
         self.export_action.triggered.connect(self.export_json)
+        self.nccl_tests = NcclTestsImport(
+            w,
+            self.library,
+            lambda: self.document.scenario.metadata.name,
+            self._status,
+            self._error,
+            self.measurementsChanged.emit,
+        )
+        self.import_nccl_tests_action = self.nccl_tests.action
+        self.calibration = CalibrationAction(
+            w, self.library, self.document, self._status, self._error
+        )
+        self.run_actions = [self.calibration.action, self.calibration.cancel_action]
         self.file_actions = [self.save_action, self.save_note_action, self.save_as_action]
-        self.transfer_actions = [self.import_action, self.export_action]
+        self.transfer_actions = [
+            self.import_action,
+            self.import_nccl_tests_action,
+            self.export_action,
+        ]
         if self.library.read_only:
             for action in self.file_actions:
                 action.setEnabled(False)
@@ -420,6 +442,7 @@ class LibrarySession(QObject):
         self.autosave_timer.stop()
         self.idle_timer.stop()
         self.comparison.shutdown()
+        self.calibration.shutdown()
         try:
             if self.unsaved:
                 if not self.library.read_only:

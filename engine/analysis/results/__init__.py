@@ -2,8 +2,8 @@
 and `from_dict` (`codec`), grouped by concern.
 
 `fabric` (topology, permutation test and the utilization rows they share), `collective`,
-`training`, `cost`, `report` (the whole evaluation and the app's report), `comparison` and
-`transport` (the transport study of one workload).
+`training`, `cost`, `report` (the whole evaluation and the app's report), `comparison`,
+`transport` (the transport study of one workload) and `measured` (a run of nccl-tests).
 The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
 """
 
@@ -27,6 +27,7 @@ from engine.analysis.results.fabric import (
     TopologySummary,
     UtilizationHistogram,
 )
+from engine.analysis.results.measured import NcclTestsPoint, NcclTestsRun, NcclTestsTiming
 from engine.analysis.results.report import AppReport, EvaluationResult
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
 from engine.analysis.results.transport import (
@@ -51,6 +52,9 @@ __all__ = [
     "FlowSeries",
     "HotLink",
     "JsonResult",
+    "NcclTestsPoint",
+    "NcclTestsRun",
+    "NcclTestsTiming",
     "PermutationResult",
     "PermutationTransport",
     "PortFigures",

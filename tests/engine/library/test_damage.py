@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.library import files
+from engine.library.schema import SCHEMA_VERSION
 from engine.library.store import Library, LibraryError
 from engine.presets.scenarios import load_preset
 
@@ -111,7 +112,16 @@ def test_a_null_version_time_is_damage(library_path):
 def test_a_damaged_schema_version_never_reruns_the_old_migration(library_path):
     edit(library_path, "PRAGMA user_version = 0")
     refused(
-        library_path, r"damaged \(its schema version says 0 but its tables are those of version 1"
+        library_path,
+        rf"damaged \(its schema version says 0 but its tables are those of version {SCHEMA_VERSION}",
+    )
+
+
+def test_a_newer_file_claiming_version_1_is_not_migrated_again(library_path):
+    # a version 2 file (it has the measurements table) whose user_version says 1
+    edit(library_path, "PRAGMA user_version = 1")
+    refused(
+        library_path, r"damaged \(its schema version says 1 but its tables are those of version 2"
     )
 
 
