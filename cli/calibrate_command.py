@@ -16,6 +16,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from cli.commands import EXIT_OK
 from cli.inputs import load_scenario
 from engine.analysis import CALIBRATION_FACTORS, CalibrationFit, calibrate, open_library
 from engine.analysis.measurements import read_nccl_tests
@@ -23,16 +24,9 @@ from engine.library.store import LibraryError
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario, to_json
 
-EXIT_OK = 0
 
-
-def add_calibrate_command(sub) -> None:
-    """Register ``calibrate`` on the CLI's sub-command parser."""
-    p = sub.add_parser(
-        "calibrate",
-        help="fit NIC efficiency, NCCL latency and Simple efficiency to measured nccl-tests runs",
-    )
-    p.add_argument("scenario", help="preset name, scenario JSON file or library:NAME")
+def add_calibrate_options(p: argparse.ArgumentParser) -> None:
+    """The options ``calibrate`` adds to the shared SCENARIO, ``--set`` and ``--json``."""
     p.add_argument(
         "--measured",
         nargs="+",
@@ -43,15 +37,6 @@ def add_calibrate_command(sub) -> None:
     p.add_argument("--op", help="the collective of files that do not name it")
     p.add_argument("--name", help="the calibration's name (default: the scenario's)")
     p.add_argument("--out", metavar="FILE", help="write the calibrated scenario as JSON")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field by dotted path before fitting (repeatable)",
-    )
-    p.add_argument("--json", action="store_true", help="print the fit as JSON")
-    p.set_defaults(func=run_calibrate)
 
 
 def _format(fit: CalibrationFit) -> str:

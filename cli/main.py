@@ -14,7 +14,7 @@ import re
 import sys
 
 from cli import commands as cmd
-from cli.calibrate_command import add_calibrate_command
+from cli.calibrate_command import add_calibrate_options, run_calibrate
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
 from cli.inputs import parse_size
@@ -261,7 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("arguments", nargs="*", help="QUERY | NAME | NAME FILE | FILE")
     p.set_defaults(func=cmd.run_library)
     _measurement_commands(sub)
-    add_calibrate_command(sub)
+    p = _command(
+        sub,
+        "calibrate",
+        run_calibrate,
+        "fit NIC efficiency, NCCL latency and Simple efficiency to measured nccl-tests runs",
+        json_help="print the fit as JSON",
+    )
+    add_calibrate_options(p)
     return parser
 
 

@@ -29,7 +29,7 @@ from engine.model.calibration_checks import CALIBRATION_RANGES
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Calibration, Scenario
 from engine.runtime.progress import Progress, checkpoint
-from engine.topology.expand import expand
+from engine.topology.expand import Fabric, expand
 
 #: The fitted factors, in the order of the fit's parameter vector, with what each means.
 FACTORS: dict[str, str] = {
@@ -127,22 +127,28 @@ class _Run:
     measured_s: np.ndarray
 
 
-def _runs(runs: Sequence[NcclTestsRun], n_gpus: int, fabric) -> list[_Run]:
+def _runs(runs: Sequence[NcclTestsRun], fabric: Fabric) -> list[_Run]:
     out = []
     for i, run in enumerate(runs):
         name = run.source or f"run {i + 1}"
-        if run.ranks > n_gpus:
+        if run.ranks > fabric.n_gpus:
             raise ScenarioError(
                 Problem(
                     "calibration",
-                    f"{name}: {run.ranks} ranks measured, but the scenario has {n_gpus} GPUs",
+                    f"{name}: {run.ranks} ranks measured, but the scenario has {fabric.n_gpus} "
+                    "GPUs; calibrate a scenario of the measured cluster (at least as many GPUs)",
                     "measured",
                 )
             )
         pts = [p for p in run.points if p.out_of_place.time_s > 0 and p.size_bytes > 0]
         if not pts:
             raise ScenarioError(
-                Problem("calibration", f"{name}: no timed message size to fit", "measured")
+                Problem(
+                    "calibration",
+                    f"{name}: no timed message size to fit (every row has a zero size or "
+                    "time); import a complete nccl-tests run",
+                    "measured",
+                )
             )
         out.append(
             _Run(
@@ -236,11 +242,17 @@ def calibrate(
     (default: the scenario's, or "calibration") and the next version of that name.
     """
     if not runs:
-        raise ScenarioError(Problem("calibration", "no measured run to fit", "measured"))
+        raise ScenarioError(
+            Problem(
+                "calibration",
+                "no measured run to fit; give nccl-tests output files (--measured FILE...)",
+                "measured",
+            )
+        )
     catalog = catalog or default_catalog()
     fabric = expand(replace(scenario, calibration=Calibration()), catalog)
     engine = CollectiveEngine(fabric, catalog)
-    measured = _runs(runs, fabric.n_gpus, fabric)
+    measured = _runs(runs, fabric)
     logs = np.concatenate([np.log(r.measured_s) for r in measured])
 
     def objective(x: np.ndarray) -> float:

@@ -71,6 +71,23 @@ def sharp_schedule(op: str, lay: RankLayout, nic_s_per_byte: float) -> list[Stag
     return stages
 
 
+def _nvlink_sharp(name: str, latency_class: str, g: int, nvlink_s_per_byte: float) -> Stage:
+    """The NVSwitch's load-reduce and multicast over `g` GPUs: each GPU's NVLink carries
+    S + S/g each way, with no GPU-to-GPU pattern to route."""
+    empty = np.empty(0, dtype=np.int64)
+    return Stage(
+        name,
+        empty,
+        empty,
+        np.empty(0),
+        nvlink_steps=1,
+        latency_class=latency_class,
+        analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
+        analytic_links="nvlink",
+        analytic_share=1 + 1 / g,
+    )
+
+
 def nvls_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[Stage]:
     """NVLink SHARP inside one server: the NVSwitch reduces and multicasts.
 
@@ -81,21 +98,7 @@ def nvls_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[St
         raise refuse(op, "nvls", "NVLink SHARP is modelled for all-reduce")
     if lay.n_servers != 1:
         raise refuse(op, "nvls", "modelled inside one server (NVLink domain) only")
-    g = lay.n
-    empty = np.empty(0, dtype=np.int64)
-    return [
-        Stage(
-            "NVLink SHARP all-reduce",
-            empty,
-            empty,
-            np.empty(0),
-            nvlink_steps=1,
-            latency_class="nvls",
-            analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
-            analytic_links="nvlink",
-            analytic_share=1 + 1 / g,
-        )
-    ]
+    return [_nvlink_sharp("NVLink SHARP all-reduce", "nvls", lay.n, nvlink_s_per_byte)]
 
 
 def nvlstree_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> list[Stage]:
@@ -112,19 +115,8 @@ def nvlstree_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> lis
         raise refuse(op, "nvlstree", "needs several servers with several ranks each")
     g = lay.per_server
     s, d, share, depth = double_binary_trees(lay, g, with_chains=False)
-    empty = np.empty(0, dtype=np.int64)
     return [
-        Stage(
-            "NVLink SHARP in each server",
-            empty,
-            empty,
-            np.empty(0),
-            nvlink_steps=1,
-            latency_class="nvlstree",
-            analytic_s_per_byte=nvlink_s_per_byte * (1 + 1 / g),
-            analytic_links="nvlink",
-            analytic_share=1 + 1 / g,
-        ),
+        _nvlink_sharp("NVLink SHARP in each server", "nvlstree", g, nvlink_s_per_byte),
         Stage(
             "double binary tree per rail between servers",
             s,

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from engine.analysis import open_library
 from engine.model.scenario import Calibration
 from engine.topology.generators import single_switch
 from ui.main_window import MainWindow
@@ -18,13 +17,6 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl_tests"
 TIMEOUT_MS = 60_000
 
 pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
-
-
-@pytest.fixture
-def library(tmp_path):
-    lib = open_library(tmp_path / "lib.fabriclab")
-    yield lib
-    lib.close()
 
 
 @pytest.fixture
@@ -68,7 +60,8 @@ def test_calibrating_fits_the_library_runs_and_undo_restores_the_defaults(qtbot,
     calibration = win.document.scenario.calibration
     assert (calibration.name, calibration.version) == ("two-servers", 1)
     assert calibration.measured == ["all_reduce_perf_8xh100", "all_gather_perf_16xa100"]
-    assert calibration != Calibration(name="two-servers", version=1)  # something was fitted
+    factors = (calibration.nic_efficiency, calibration.latency_scale, calibration.simple_efficiency)
+    assert factors != (1.0, 1.0, 1.0)  # the fit moved at least one factor off its default
     assert win.statusBar().currentMessage().startswith("Calibrated two-servers v1")
     assert run_menu_action(win, "&Calibrate on Measured Runs").isEnabled()
     win.document.undo_stack.undo()

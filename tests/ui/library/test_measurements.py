@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox
 
-from engine.analysis import DEFAULT_PRESET, measurement_run, open_library
+from engine.analysis import DEFAULT_PRESET, measurement_run
 from engine.topology.generators import single_switch
 from ui.main_window import MainWindow
 from ui.settings import app_settings
@@ -21,13 +21,6 @@ from ui.settings import app_settings
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl_tests"
 
 pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
-
-
-@pytest.fixture
-def library(tmp_path):
-    lib = open_library(tmp_path / "lib.fabriclab")
-    yield lib
-    lib.close()
 
 
 @pytest.fixture
