@@ -192,7 +192,7 @@ def _minimize(objective, start: np.ndarray, lo: np.ndarray, hi: np.ndarray, prog
     evaluations = n + 1
     while evaluations < MAX_EVALUATIONS:
         checkpoint(progress, evaluations / MAX_EVALUATIONS, "fitting")
-        order = np.argsort(values)
+        order = np.argsort(values, kind="stable")
         simplex = [simplex[i] for i in order]
         values = [values[i] for i in order]
         if values[-1] - values[0] <= TOLERANCE * (1 + abs(values[0])):

@@ -94,9 +94,28 @@ def utilization_histogram(
     return {"edges": [float(e) for e in edges], "tiers": tiers}
 
 
+def top_indices(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` largest `values`, largest first, ties by ascending index;
+    a partition picks the candidates, so only they are sorted."""
+    values = np.asarray(values, dtype=float)
+    n = values.shape[0]
+    if count <= 0 or n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if count < n:
+        kth = np.partition(values, n - count)[n - count]
+        candidates = np.flatnonzero(values >= kth)
+    else:
+        candidates = np.arange(n)
+    order = np.lexsort((candidates, -values[candidates]))
+    return candidates[order][:count]
+
+
 def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
-    """The busiest links: readable name, index, bundle id ("nvlink" inside servers), utilization."""
-    top = np.argsort(util)[::-1][:count]
+    """The busiest links: readable name, index, bundle id ("nvlink" inside servers), utilization.
+
+    Equal utilizations rank by link index, so the list is the same on every machine (an
+    unstable sort orders ties by whatever SIMD kernel the CPU picks)."""
+    top = top_indices(util, count)
 
     def bundle_id(link: int) -> str:
         b = int(fabric.link_bundle[link])

@@ -1,4 +1,5 @@
-"""The link-utilization histogram per tier pair that the Links tab draws."""
+"""The link-utilization histogram per tier pair that the Links tab draws, and the ranking
+of the hottest links."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.analysis.evaluation import permutation_test
 from engine.flows.utilization import (
     split_tier_label,
     tier_label,
     tier_pair_label,
+    top_indices,
     utilization_histogram,
 )
 from engine.topology import generators as gen
@@ -108,3 +112,15 @@ def test_a_tier_label_splits_back_into_its_tiers(oversubscribed):
         assert tier_pair_label(source, target) == label
     assert split_tier_label("nvlink") is None
     assert tier_pair_label("leaf", "spine") == "leaf->spine"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=0, max_size=60),
+    st.integers(min_value=0, max_value=70),
+)
+def test_top_indices_rank_by_value_then_index(values: list[float], count: int) -> None:
+    """The top-k by partition equals a full sort by (value descending, index ascending),
+    whatever the ties: the hottest links are the same on every machine."""
+    expected = sorted(range(len(values)), key=lambda i: (-values[i], i))[:count]
+    assert top_indices(np.array(values), count).tolist() == expected
