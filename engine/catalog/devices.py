@@ -9,12 +9,12 @@ neither, so an unsourced number cannot slip in.
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.catalog.errors import CatalogError
+from engine.catalog.reader import check_document, read_catalog_text
 from engine.runtime.resources import resource_path
 
 DEVICE_KINDS = ("gpu", "server", "switch", "nic", "cable", "transceiver")
@@ -133,9 +133,9 @@ def _parse_fields(owner: str, raw: Any, sources: dict[str, Source]) -> dict[str,
 
 
 def parse_catalog(data: Any) -> Catalog:
-    """A `Catalog` from the decoded JSON document; `CatalogError` says what is wrong."""
-    if not isinstance(data, dict) or data.get("format") != "fabriclab-catalog":
-        raise CatalogError("not a FabricLab catalog (missing format 'fabriclab-catalog')")
+    """A `Catalog` from the decoded JSON document; `CatalogError` says what is wrong (the
+    reading boundary, `engine.catalog.reader`, checks its shape and values first)."""
+    check_document(data)
     sources = {}
     for key, s in data.get("sources", {}).items():
         try:
@@ -161,7 +161,9 @@ def parse_catalog(data: Any) -> Catalog:
         )
     technologies = {}
     for entry in data.get("technologies", []):
-        tech_id = entry.get("id")
+        tech_id = entry["id"]
+        if tech_id in technologies:
+            raise CatalogError(f"catalog technology {tech_id!r} is listed twice")
         technologies[tech_id] = Device(
             id=tech_id,
             kind="technology",
@@ -174,16 +176,9 @@ def parse_catalog(data: Any) -> Catalog:
 
 
 def load_catalog_file(path: Path) -> Catalog:
-    """A catalog read from `path`; `CatalogError` for a missing or malformed file."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(
-            f"catalog {path} is not valid JSON: {exc.msg} line {exc.lineno}"
-        ) from None
-    return parse_catalog(data)
+    """A catalog read from `path`; `CatalogError` for a missing, malformed or out-of-bounds
+    file, naming the place."""
+    return parse_catalog(read_catalog_text(path))
 
 
 @functools.cache
