@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from engine.library import files
-from engine.library.store import Library, LibraryError
+from engine.library.store import Library
 
-from .conftest import SEED_NAMES, folder_state, small_seed
+from .conftest import SEED_NAMES, folder_state, run_unprivileged, small_seed
 
 ROOT = Path(__file__).resolve().parents[3]
 SLOW_SEEDS = 20
@@ -95,17 +95,26 @@ def test_leftovers_of_a_dead_creator_and_orphan_journals_are_cleared(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["lib.fabriclab", "notes.txt"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder modes")
-def test_creating_in_a_read_only_folder_is_a_clear_error(tmp_path):
-    folder = tmp_path / "ro"
+def test_creating_in_a_read_only_folder_is_a_clear_error(shared_folder):
+    folder = shared_folder / "ro"
     folder.mkdir()
     folder.chmod(0o555)
-    try:
-        with pytest.raises(LibraryError, match="folder is read-only for you"):
-            Library(folder / "lib.fabriclab")
-        assert os.listdir(folder) == []
-    finally:
-        folder.chmod(0o755)
+    run_unprivileged(
+        "from pathlib import Path\nfrom engine.library.store import Library, LibraryError\n",
+        f"""
+folder = Path({str(folder)!r})
+try:
+    Library(folder / "lib.fabriclab")
+except LibraryError as exc:
+    assert "folder is read-only for you" in str(exc), exc
+else:
+    raise AssertionError("a library was created in a read-only folder")
+assert os.listdir(folder) == [], os.listdir(folder)
+print("ok")
+""",
+        shared_folder,
+    )
+    assert os.listdir(folder) == []
 
 
 def test_killed_while_creating_leaves_nothing_or_a_whole_library(tmp_path):

@@ -16,7 +16,7 @@ from engine.library.schema import SCHEMA_VERSION
 from engine.library.store import Library, LibraryError
 from engine.presets.scenarios import load_preset
 
-from .conftest import SEED_NAMES, folder_state, small_seed
+from .conftest import SEED_NAMES, folder_state, run_unprivileged, small_seed
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE_V0 = ROOT / "tests" / "fixtures" / "library-v0.sql"
@@ -245,16 +245,31 @@ def test_the_default_wait_has_margin_over_a_slow_save(library_path):
         assert lib.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 30_000
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file modes")
-def test_a_read_only_file_opens_for_reading(library_path):
-    library_path.chmod(0o444)
-    before = folder_state(library_path.parent)
-    with Library(library_path) as lib:
-        assert lib.read_only and "read-only for you" in lib.message
-        assert sorted(lib.names()) == sorted(SEED_NAMES)
-        with pytest.raises(LibraryError, match="read-only for you"):
-            lib.save(load_preset("rail-only-h100-1k"))
-    assert folder_state(library_path.parent) == before
+def test_a_read_only_file_opens_for_reading(shared_folder):
+    path = shared_folder / "lib.fabriclab"
+    Library(path, seed=small_seed).close()
+    path.chmod(0o444)
+    before = folder_state(shared_folder)
+    run_unprivileged(
+        "from pathlib import Path\n"
+        "from engine.library.store import Library, LibraryError\n"
+        "from engine.presets.scenarios import load_preset\n"
+        "preset = load_preset('rail-only-h100-1k')\n",
+        f"""
+with Library(Path({str(path)!r})) as lib:
+    assert lib.read_only and "read-only for you" in lib.message, lib.message
+    assert sorted(lib.names()) == {sorted(SEED_NAMES)!r}, lib.names()
+    try:
+        lib.save(preset)
+    except LibraryError as exc:
+        assert "read-only for you" in str(exc), exc
+    else:
+        raise AssertionError("a read-only library took a save")
+print("ok")
+""",
+        shared_folder,
+    )
+    assert folder_state(shared_folder) == before
 
 
 def test_a_file_you_may_not_write_opens_for_reading(library_path, monkeypatch):
