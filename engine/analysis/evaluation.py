@@ -135,7 +135,9 @@ def permutation_test(
         "hottest_links": hottest,
         "route_s": t_route,
         "solve_s": t_solve,
-        "transport": permutation_transport(fabric, routed, catalog or default_catalog(), line_rate),
+        "transport": permutation_transport(
+            fabric, routed, catalog or default_catalog(), line_rate, progress
+        ),
     }
 
 

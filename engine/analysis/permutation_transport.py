@@ -30,6 +30,7 @@ from engine.collectives.stage_transport import (
 )
 from engine.flows.utilization import summary_stats
 from engine.routing.router import RoutedFlows
+from engine.runtime.progress import Progress
 from engine.topology.expand import Fabric
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
 from engine.transport.network import TransportNetwork
@@ -38,10 +39,15 @@ from engine.transport.simulate import simulate
 
 
 def permutation_transport(
-    fabric: Fabric, routed: RoutedFlows, catalog: Catalog, line_rate_Bps: np.ndarray
+    fabric: Fabric,
+    routed: RoutedFlows,
+    catalog: Catalog,
+    line_rate_Bps: np.ndarray,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Steady per-connection throughput fractions of `routed` under the transport, as the
-    JSON-ready parts of `engine.analysis.results.fabric.PermutationTransport`."""
+    JSON-ready parts of `engine.analysis.results.fabric.PermutationTransport`; a cancel
+    through `progress` is heard between the transport's windows."""
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return {"note": "ideal transport (transport.model = ideal)"}
@@ -64,7 +70,8 @@ def permutation_transport(
             _RATES.move_to_end(key)
             class_rate, figures = _RATES[key]
             return _summary(network, routed, line_rate_Bps, class_rate, figures)
-    class_rate, figures = _steady_rates(network, config)
+    stop = None if progress is None else Progress(None, progress.should_stop)
+    class_rate, figures = _steady_rates(network, config, stop)
     with _LOCK:
         _RATES[key] = (class_rate, figures)
         while len(_RATES) > CACHE_ENTRIES:
@@ -78,12 +85,12 @@ _LOCK = threading.Lock()
 
 
 def _steady_rates(
-    network: TransportNetwork, config: TransportConfig
+    network: TransportNetwork, config: TransportConfig, progress: Progress | None = None
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Each class's steady rate and the run's pause, mark and drop figures."""
     n_classes = network.classes.n_classes
     horizon = min(MAX_HORIZON_S, CLASS_STEP_BUDGET / n_classes * config.dt_s)
-    result = simulate(network, config, horizon_s=horizon, until_settled=True)
+    result = simulate(network, config, horizon_s=horizon, until_settled=True, progress=progress)
     note = ""
     if result.finished:
         span = np.maximum(result.finish_s, 1e-300)

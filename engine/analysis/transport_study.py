@@ -122,7 +122,12 @@ def transport_study(
         )
     config = scenario_transport_config(scenario, catalog)
     checkpoint(progress, 0.3, "transport")
-    result = simulate(network, config, workload.horizon_s or None)
+    result = simulate(
+        network,
+        config,
+        workload.horizon_s or None,
+        progress=None if progress is None else progress.part(0.3, 0.95),
+    )
     checkpoint(progress, 0.95, "summary")
     used = np.unique(routed.entry_link[fabric.network_link_mask()[routed.entry_link]])
     if used.shape[0] != network.links.n_links:

@@ -134,7 +134,10 @@ def stage_transport(
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    verdict = _run(network, config)
+    # Cancel is heard between the run's windows; the collective reports its own progress.
+    verdict = _run(
+        network, config, None if progress is None else Progress(None, progress.should_stop)
+    )
     with _LOCK:
         _CACHE[key] = verdict
         while len(_CACHE) > CACHE_ENTRIES:
@@ -155,12 +158,14 @@ def network_digest(network: TransportNetwork, config: TransportConfig) -> str:
     return h.hexdigest()
 
 
-def _run(network: TransportNetwork, config: TransportConfig) -> StageTransport:
+def _run(
+    network: TransportNetwork, config: TransportConfig, progress: Progress | None = None
+) -> StageTransport:
     """Run the network from its start until its pace settles (or the budget is spent) and
     read the completion curve off the delivered bytes."""
     n_classes = network.classes.n_classes
     horizon = min(MAX_HORIZON_S, CLASS_STEP_BUDGET / n_classes * config.dt_s)
-    result = simulate(network, config, horizon_s=horizon, until_settled=True)
+    result = simulate(network, config, horizon_s=horizon, until_settled=True, progress=progress)
     note = ""
     window = result.settled_window_s
     if window is None:

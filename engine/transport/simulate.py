@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.flows.solver import max_min_rates, simulate_fluid
+from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
@@ -74,14 +75,17 @@ def simulate(
     horizon_s: float | None = None,
     backend: str = "numba",
     until_settled: bool = False,
+    progress: Progress | None = None,
 ) -> TransportResult:
     """Run the transport model until every class finished (or `horizon_s` is reached).
 
     `until_settled` stops instead as soon as the pace of the slowest class (the longest
     bytes / rate over the active classes) agrees within the settle tolerance across two
     windows; the result's `settled_window_s` names the second, whose averages are the
-    steady state. A run that does not get there goes on to the end (or the horizon). `backend` ``"reference"`` runs the
-    plain-Python twin of the kernel (slow; for tests).
+    steady state. A run that does not get there goes on to the end (or the horizon).
+    `backend` ``"reference"`` runs the plain-Python twin of the kernel (slow; for tests).
+    `progress` hears the simulated share of the horizon after every window (when there is
+    a horizon) and stops the run there, with `RunCancelledError`, when its caller asks.
     """
     if backend == "numba":
         runner = run_window
@@ -118,6 +122,10 @@ def simulate(
             _idle_until(run, float(start[unfinished].min()), horizon_s)
             previous = None
             continue
+        if horizon_s is not None:
+            checkpoint(progress, now / horizon_s, "transport")
+        else:
+            poll(progress, "transport")
         n = window
         if horizon_s is not None:
             n = max(1, min(n, math.ceil((horizon_s - now) / dt - 1e-9)))

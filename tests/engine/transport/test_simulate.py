@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from engine.runtime.progress import Progress, RunCancelledError
 from engine.transport.defaults import transport_config
 from engine.transport.params import Mechanisms, SettleParams
 from engine.transport.simulate import simulate
@@ -121,3 +122,23 @@ def test_go_back_n_pays_the_window_behind_every_drop(roce):
     assert selective.dropped_bytes.sum() > 0.0
     assert gbn.makespan_s > selective.makespan_s
     np.testing.assert_allclose(gbn.delivered_bytes, network.classes.bytes, rtol=1e-9)
+
+
+def test_a_run_reports_its_share_of_the_horizon_and_stops_when_asked(roce):
+    """Progress after every window, rising to the horizon; a cancel ends the run between
+    windows with RunCancelledError (a kernel call cannot be interrupted, a run can)."""
+    config, spec = roce
+    network = incast(16, spec, 1e9)
+    seen: list[float] = []
+    simulate(network, config, horizon_s=200e-6, progress=Progress(lambda f, _: seen.append(f)))
+    assert len(seen) >= 3 and seen == sorted(seen) and 0.0 <= seen[0] < seen[-1] < 1.0
+    polls = 0
+
+    def stop_after_three() -> bool:
+        nonlocal polls
+        polls += 1
+        return polls > 3
+
+    with pytest.raises(RunCancelledError, match="transport"):
+        simulate(network, config, horizon_s=200e-6, progress=Progress(None, stop_after_three))
+    assert polls == 4
