@@ -77,7 +77,7 @@ def collective_sweep_1k(keep_transport_cache: bool = False) -> float:
     from engine.collectives.timing import CollectiveEngine
 
     if not keep_transport_cache:
-        stage_transport._CACHE.clear()
+        stage_transport.VERDICTS.clear()
 
     catalog = default_catalog()
     t0 = time.perf_counter()

@@ -22,6 +22,7 @@ from cli.formatting import (
     number,
 )
 from cli.inputs import load_scenario, parse_sizes
+from cli.progress import stage_progress
 from engine.analysis import (
     PRESETS,
     Measurement,
@@ -87,7 +88,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
                 "collective, training, cost",
             )
         )
-    report = evaluate(scenario, default_catalog(), parts)
+    with stage_progress() as progress:
+        report = evaluate(scenario, default_catalog(), parts, progress=progress)
     print(report.to_json() if args.json else format_report(report))
     return EXIT_OK
 
@@ -132,7 +134,8 @@ def run_transport(args: argparse.Namespace) -> int:
         seed=args.seed,
         horizon_s=args.horizon,
     )
-    study = transport_study(scenario, workload, default_catalog())
+    with stage_progress() as progress:
+        study = transport_study(scenario, workload, default_catalog(), progress)
     print(study.to_json() if args.json else format_transport(study))
     return EXIT_OK
 

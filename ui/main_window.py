@@ -437,6 +437,8 @@ class MainWindow(WindowMenus, QMainWindow):
         self.engine_label.setText(f"engine: {elapsed:.2f} s")
         warnings = report.warnings
         note = f" — {len(warnings)} warning(s)" if warnings else ""
+        if report.reused:
+            note += f" — reused {', '.join(report.reused)}"
         self.statusBar().showMessage(f"Evaluated in {elapsed:.2f} s{note}", 10000)
 
     def _run_failed(self, request_id: int, message: str) -> None:

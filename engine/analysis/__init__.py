@@ -8,6 +8,7 @@ and `from_dict`.
 
 from __future__ import annotations
 
+from engine.analysis.caches import cache_counts, clear_caches, reused_since
 from engine.analysis.calibrate import FACTORS as CALIBRATION_FACTORS
 from engine.analysis.calibrate import CalibrationFit, calibrate
 from engine.analysis.comparison import compare, convert_technology
@@ -68,7 +69,7 @@ from engine.analysis.sources import load_from_library, open_library, seed_with_p
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
-from engine.analysis.transport_study import KINDS as TRANSPORT_KINDS
+from engine.analysis.transport_demand import KINDS as TRANSPORT_KINDS
 from engine.analysis.transport_study import transport_study
 from engine.collectives.schedules import ALGORITHMS as COLLECTIVE_ALGORITHMS
 from engine.collectives.schedules import OPS
@@ -132,11 +133,13 @@ __all__ = [
     "TransportWorkload",
     "UtilizationHistogram",
     "bundle_tier_labels",
+    "cache_counts",
     "calibrate",
     "check_evaluation",
     "check_library",
     "check_numba_cache",
     "check_resources",
+    "clear_caches",
     "collective_run",
     "compare",
     "convert_technology",
@@ -161,6 +164,7 @@ __all__ = [
     "read_nccl_tests",
     "resource_dir",
     "resource_path",
+    "reused_since",
     "run_check",
     "run_evaluation",
     "seed_with_presets",

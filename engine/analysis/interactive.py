@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from engine.analysis.caches import cache_counts, reused_since
 from engine.analysis.evaluation import evaluate
 from engine.analysis.results import AppReport
 from engine.catalog.devices import Catalog
@@ -29,12 +30,13 @@ def run_evaluation(
     server). ``scenario`` is the scenario's JSON document: GPU utilization vs switch latency
     (`engine.analysis.latency`) is computed from it only when the Training tab asks, because
     it costs more than the 0.2 s edit-to-plot budget. ``ui_elapsed_s`` is the wall time of
-    the whole run. `progress` hears how far the run got and stops it (`RunCancelledError`)
+    the whole run, ``reused`` what the engine's caches saved it. `progress` hears how far the run got and stops it (`RunCancelledError`)
     when it says so.
     """
     from engine.model.scenario import scenario_to_dict
 
     t0 = time.perf_counter()
+    before = cache_counts()
     evaluation = evaluate(
         scenario,
         catalog,
@@ -45,4 +47,6 @@ def run_evaluation(
     )
     # The scenario travels with its report, so a pinned or cached report can still have its
     # slower extras (GPU utilization vs switch latency) computed when a tab asks for them.
-    return AppReport.of(evaluation, scenario_to_dict(scenario), time.perf_counter() - t0)
+    return AppReport.of(
+        evaluation, scenario_to_dict(scenario), time.perf_counter() - t0, reused_since(before)
+    )

@@ -12,8 +12,6 @@ reads, so an evaluation after an edit that leaves the flows' links alone reuses 
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +28,7 @@ from engine.collectives.stage_transport import (
 )
 from engine.flows.utilization import summary_stats
 from engine.routing.router import RoutedFlows
+from engine.runtime.lru import ByteLRU
 from engine.runtime.progress import Progress
 from engine.topology.expand import Fabric
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
@@ -65,23 +64,17 @@ def permutation_transport(
         scenario_transport_config(scenario, catalog), dt_s=STEP_S, sample_interval_s=5e-6
     )
     key = network_digest(network, config)
-    with _LOCK:
-        if key in _RATES:
-            _RATES.move_to_end(key)
-            class_rate, figures = _RATES[key]
-            return _summary(network, routed, line_rate_Bps, class_rate, figures)
-    stop = None if progress is None else Progress(None, progress.should_stop)
-    class_rate, figures = _steady_rates(network, config, stop)
-    with _LOCK:
-        _RATES[key] = (class_rate, figures)
-        while len(_RATES) > CACHE_ENTRIES:
-            _RATES.popitem(last=False)
+    known = STEADY_STATES.get(key)
+    if known is None:
+        stop = None if progress is None else Progress(None, progress.should_stop)
+        known = _steady_rates(network, config, stop)
+        STEADY_STATES.put(key, known)
+    class_rate, figures = known
     return _summary(network, routed, line_rate_Bps, class_rate, figures)
 
 
-CACHE_ENTRIES = 32  # steady states kept per process, least recently used first out
-_RATES: OrderedDict[str, tuple[np.ndarray, dict[str, Any]]] = OrderedDict()
-_LOCK = threading.Lock()
+# Steady states kept per process (least recently used out first), keyed by what a run reads.
+STEADY_STATES: ByteLRU[tuple[np.ndarray, dict[str, Any]]] = ByteLRU(64 * 2**20)
 
 
 def _steady_rates(

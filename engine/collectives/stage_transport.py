@@ -16,20 +16,19 @@ The transport is skipped, and the stage runs at the ideal, when the scenario ask
 ideal transport, when the flows are sprayed (per-packet spraying is not a single path per
 flow; the transport model does not run it yet), or when the stage has more distinct paths
 than `MAX_CLASSES` (an all-to-all over thousands of GPUs): each case says so in the note.
-Verdicts are kept per process (`CACHE_ENTRIES`), keyed by everything the run reads.
+Verdicts are kept per process (`VERDICTS`, bounded in bytes), keyed by everything the run reads.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from engine.catalog.devices import Catalog
 from engine.routing.router import RoutedFlows
+from engine.runtime.lru import ByteLRU
 from engine.runtime.progress import Progress, poll
 from engine.topology.expand import Fabric
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
@@ -52,7 +51,6 @@ MAX_HORIZON_S = 5e-3
 # The step of this estimate: 200 ns moves every queue and rate as 100 ns does to 0.5% on
 # the incasts of tests/engine/collectives/test_stage_transport.py, at half the cost.
 STEP_S = 200e-9
-CACHE_ENTRIES = 256  # verdicts kept per process, least recently used first out
 _GRID = REFERENCE_BYTES * 2.0 ** -np.arange(40.0)[::-1]  # 1/2^39 .. 1 of the reference
 
 
@@ -130,23 +128,19 @@ def stage_transport(
         scenario_transport_config(scenario, catalog), sample_interval_s=5e-6, dt_s=STEP_S
     )
     key = network_digest(network, config)
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
+    known = VERDICTS.get(key)
+    if known is not None:
+        return known
     # Cancel is heard between the run's windows; the collective reports its own progress.
     verdict = _run(
         network, config, None if progress is None else Progress(None, progress.should_stop)
     )
-    with _LOCK:
-        _CACHE[key] = verdict
-        while len(_CACHE) > CACHE_ENTRIES:
-            _CACHE.popitem(last=False)
+    VERDICTS.put(key, verdict)
     return verdict
 
 
-_CACHE: OrderedDict[str, StageTransport] = OrderedDict()
-_LOCK = threading.Lock()
+# Verdicts kept per process (least recently used out first), keyed by everything a run reads.
+VERDICTS: ByteLRU[StageTransport] = ByteLRU(64 * 2**20)
 
 
 def network_digest(network: TransportNetwork, config: TransportConfig) -> str:

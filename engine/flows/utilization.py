@@ -80,13 +80,16 @@ def utilization_histogram(
     ``edges`` are the `bins` + 1 bin edges, evenly over 0..1 (a fraction of capacity);
     ``tiers`` maps each tier pair (`tier_label`) to its link count per bin, so a tier's counts
     add up to its number of directed links. Bins are half-open ``[lo, hi)`` except the last,
-    which holds full links (utilization 1). Utilization is clipped to 0..1 first, so rounding
-    just past 1 still counts as full.
+    which holds full links (utilization 1). Utilization is rounded to nine decimals and
+    clipped to 0..1 first, so a value a few ulps off an edge or just past 1 counts where it
+    belongs.
     """
     if int(bins) != bins or bins < 1:
         raise ValueError(f"a utilization histogram needs at least one bin, not {bins!r}")
-    edges = np.linspace(0.0, 1.0, int(bins) + 1)
-    clipped = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
+    edges = np.round(np.linspace(0.0, 1.0, int(bins) + 1), 12)  # 0.3, not 0.30000000000000004
+    # Rounded to 1e-9 first: utilizations that are exact fractions (a link carrying k of n
+    # equal flows) sit on bin edges, and the last bits of a division must not move them.
+    clipped = np.clip(np.round(np.asarray(util, dtype=float), 9), 0.0, 1.0)
     tiers = {
         label: [int(c) for c in np.histogram(clipped[mask], bins=edges)[0]]
         for label, mask in tier_masks(fabric).items()

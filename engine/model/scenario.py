@@ -89,8 +89,11 @@ class LinkBundle:
 class FabricSettings:
     """Technology and its knobs. ``None`` means "the catalog's value" (shown in the UI).
 
-    `collnet` lets NCCL's choice use in-network reduction (InfiniBand SHARP) where every
-    switch tier offers it, as ``NCCL_COLLNET_ENABLE=1`` does; NCCL's default is off.
+    `mtu_bytes` is the packet payload: it sets the header efficiency (payload over payload
+    plus the technology's per-packet headers) unless `header_efficiency` forces one, and the
+    transport's packet size (PFC headroom, ECN marking, IB CC). `collnet` lets NCCL's choice
+    use in-network reduction (InfiniBand SHARP) where every switch tier offers it, as
+    ``NCCL_COLLNET_ENABLE=1`` does; NCCL's default is off.
     """
 
     technology: str = "infiniband"

@@ -12,7 +12,8 @@ flows route around them; a destination that became unreachable is reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from engine.routing.kernels import (
     UNREACHABLE,
     route_flows,
 )
+from engine.routing.route_cache import ROUTES, TABLES, array_digest, routing_digest
 from engine.routing.structures import Flows, Graph, Links, Paths
 from engine.topology.expand import NODE_SWITCH, Fabric
 from engine.topology.graph_kernels import component_labels, distances_to_targets
@@ -87,11 +89,13 @@ def _run_ends(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.repeat(ends, np.diff(np.append(starts, n))).astype(np.int64)
 
 
-class Router:
-    """Routes connections on one expanded fabric, caching distances between calls."""
+class _Tables:
+    """What the router computes from a fabric's graph once and every router of an equal
+    graph shares (`engine.routing.route_cache.TABLES`): adjacency in CSR form, switch
+    indices, components, attachment keys, ECMP salts, and the distance rows computed so far
+    (grown under `lock`)."""
 
     def __init__(self, fabric: Fabric):
-        self.fabric = fabric
         net = np.flatnonzero(fabric.network_link_mask())
         self.net_links = net
         src, dst = fabric.link_src[net], fabric.link_dst[net]
@@ -113,15 +117,16 @@ class Router:
         switch_nodes = np.flatnonzero(self.is_switch)
         self.local_index[switch_nodes] = np.arange(switch_nodes.shape[0])
         self.n_switches = switch_nodes.shape[0]
-        self.net_label = component_labels(n, src, dst)
-        self.has_net = fabric.gpu_line_rate > 0
-        self._attach_key = self._attachment_keys()
         if self.n_switches >= np.iinfo(np.int16).max:
             raise ValueError(f"{self.n_switches} switches: routing tables hold at most 32,766")
-        self._dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
-        self._dist_row: dict[int, int] = {}
+        self.net_label = component_labels(n, src, dst)
+        self.has_net = fabric.gpu_line_rate > 0
+        self.attach_key, self.key_sets = _attachment_keys(fabric, out_ptr, self.out_link)
+        self.dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
+        self.dist_row: dict[int, int] = {}
+        self.lock = threading.Lock()
         # What the kernels read of the fabric, grouped once for every call.
-        self._graph = Graph(
+        self.graph = Graph(
             self.out_ptr,
             self.out_link,
             self.run_end,
@@ -131,8 +136,58 @@ class Router:
             self.local_index,
             self.max_degree,
         )
-        self._links = Links(fabric.link_capacity, fabric.gpu_nvlink_up, fabric.gpu_nvlink_down)
-        self._salts: dict[str, np.ndarray] = {}
+        self.links = Links(fabric.link_capacity, fabric.gpu_nvlink_up, fabric.gpu_nvlink_down)
+        self.salts: dict[str, np.ndarray] = {}
+
+
+def _attachment_keys(
+    f: Fabric, net_out: np.ndarray, out_link: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """Per GPU: the id of the set of switches it is cabled to (-1 when none), and the sets."""
+    keys = np.full(f.n_gpus, -1, dtype=np.int64)
+    key_sets: list[tuple[int, ...]] = []
+    index: dict[tuple[int, ...], int] = {}
+    starts, ends = net_out[: f.n_gpus], net_out[1 : f.n_gpus + 1]
+    degree = ends - starts
+    cabled = degree > 0
+    first = np.full(f.n_gpus, -1, dtype=np.int64)
+    last = np.full(f.n_gpus, -1, dtype=np.int64)
+    first[cabled] = f.link_dst[out_link[starts[cabled]]]
+    last[cabled] = f.link_dst[out_link[ends[cabled] - 1]]
+    # Out-links are sorted by neighbour: all cables go to one switch when first == last.
+    simple = cabled & (first == last)
+    uniq, inverse = np.unique(first[simple], return_inverse=True)
+    for sw in uniq:
+        index[(int(sw),)] = len(key_sets)
+        key_sets.append((int(sw),))
+    keys[simple] = inverse
+    for g in np.flatnonzero((degree > 0) & ~simple):
+        dsts = tuple(sorted(set(int(x) for x in f.link_dst[out_link[starts[g] : ends[g]]])))
+        if dsts not in index:
+            index[dsts] = len(key_sets)
+            key_sets.append(dsts)
+        keys[g] = index[dsts]
+    return keys, key_sets
+
+
+class Router:
+    """Routes connections on one expanded fabric.
+
+    Its tables (and the distance rows computed so far) are shared with every router of a
+    fabric with the same graph, and each routed traffic pattern is kept: routing the same
+    demand with the same policy on an equal graph again costs a lookup, the path latencies
+    summed afresh from this fabric's link latencies (`engine.routing.route_cache`).
+    """
+
+    def __init__(self, fabric: Fabric):
+        self.fabric = fabric
+        self.digest = routing_digest(fabric)
+        tables = TABLES.get(self.digest)
+        if tables is None:
+            tables = _Tables(fabric)
+            TABLES.put(self.digest, tables)
+        self._t = tables
+        self.reused_routes = 0  # routes this router took from the cache
 
     def node_salt(self, hash_scope: str) -> np.ndarray:
         """Per node: the salt of its ECMP hash function under `hash_scope` (cached).
@@ -141,98 +196,72 @@ class Router:
         ``tier`` and ``model`` scopes key on; ``switch`` salts each node by its id and
         ``fabric`` gives every node one salt.
         """
-        if hash_scope not in self._salts:
+        salts = self._t.salts
+        if hash_scope not in salts:
             groups = self.fabric.scenario.groups
-            self._salts[hash_scope] = node_salts(
+            salts[hash_scope] = node_salts(
                 hash_scope,
                 self.fabric.node_group,
                 [g.tier for g in groups],
                 [g.model for g in groups],
             )
-        return self._salts[hash_scope]
+        return salts[hash_scope]
 
-    def _attachment_keys(self) -> np.ndarray:
-        """Per GPU: the id of the set of switches it is cabled to (-1 when none)."""
-        f = self.fabric
-        net_out = self.out_ptr
-        keys = np.full(f.n_gpus, -1, dtype=np.int64)
-        self._key_sets: list[tuple[int, ...]] = []
-        index: dict[tuple[int, ...], int] = {}
-        starts, ends = net_out[: f.n_gpus], net_out[1 : f.n_gpus + 1]
-        degree = ends - starts
-        cabled = degree > 0
-        first = np.full(f.n_gpus, -1, dtype=np.int64)
-        last = np.full(f.n_gpus, -1, dtype=np.int64)
-        first[cabled] = f.link_dst[self.out_link[starts[cabled]]]
-        last[cabled] = f.link_dst[self.out_link[ends[cabled] - 1]]
-        # Out-links are sorted by neighbour: all cables go to one switch when first == last.
-        simple = cabled & (first == last)
-        uniq, inverse = np.unique(first[simple], return_inverse=True)
-        for sw in uniq:
-            index[(int(sw),)] = len(self._key_sets)
-            self._key_sets.append((int(sw),))
-        keys[simple] = inverse
-        for g in np.flatnonzero((degree > 0) & ~simple):
-            dsts = tuple(
-                sorted(set(int(x) for x in f.link_dst[self.out_link[starts[g] : ends[g]]]))
-            )
-            if dsts not in index:
-                index[dsts] = len(self._key_sets)
-                self._key_sets.append(dsts)
-            keys[g] = index[dsts]
-        return keys
-
-    def _distance_rows(self, keys: np.ndarray) -> np.ndarray:
-        """Row in the distance table of each attachment key, computing missing ones."""
-        missing = [int(k) for k in np.unique(keys) if int(k) not in self._dist_row]
-        if missing:
-            sets = [self._key_sets[k] for k in missing]
-            ptr = np.zeros(len(sets) + 1, dtype=np.int64)
-            np.cumsum([len(s) for s in sets], out=ptr[1:])
-            targets = np.array([t for s in sets for t in s], dtype=np.int64)
-            rows = np.empty((len(sets), self.n_switches + 1), dtype=np.int16)
-            distances_to_targets(
-                self.in_ptr, self.in_src, self.is_switch, ptr, targets, self.local_index, rows
-            )
-            # Last column: the local index of a single-switch target set (-1 otherwise).
-            rows[:, -1] = [self.local_index[s[0]] if len(s) == 1 else -1 for s in sets]
-            start = self._dist.shape[0]
-            self._dist = np.concatenate([self._dist, rows])
-            for i, k in enumerate(missing):
-                self._dist_row[k] = start + i
-        lookup = np.zeros(len(self._key_sets), dtype=np.int64)
-        for k, row in self._dist_row.items():
-            lookup[k] = row
-        return lookup[keys]
+    def _distance_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row in the distance table of each attachment key, computing missing ones; with
+        the table they index (rows are only ever added, so the table stays valid)."""
+        t = self._t
+        with t.lock:
+            missing = [int(k) for k in np.unique(keys) if int(k) not in t.dist_row]
+            if missing:
+                sets = [t.key_sets[k] for k in missing]
+                ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+                np.cumsum([len(s) for s in sets], out=ptr[1:])
+                targets = np.array([x for s in sets for x in s], dtype=np.int64)
+                rows = np.empty((len(sets), t.n_switches + 1), dtype=np.int16)
+                distances_to_targets(
+                    t.in_ptr, t.in_src, t.is_switch, ptr, targets, t.local_index, rows
+                )
+                # Last column: the local index of a single-switch target set (-1 otherwise).
+                rows[:, -1] = [t.local_index[s[0]] if len(s) == 1 else -1 for s in sets]
+                start = t.dist.shape[0]
+                t.dist = np.concatenate([t.dist, rows])
+                for i, k in enumerate(missing):
+                    t.dist_row[k] = start + i
+                TABLES.resize(self.digest)
+            lookup = np.zeros(len(t.key_sets), dtype=np.int64)
+            for k, row in t.dist_row.items():
+                lookup[k] = row
+            return lookup[keys], t.dist
 
     def _endpoints(
         self, src: np.ndarray, dst: np.ndarray, pxn: bool
     ) -> tuple[np.ndarray, np.ndarray]:
         """Where each connection enters and leaves the network (-1: inside one server; -2: none)."""
-        f = self.fabric
+        f, t = self.fabric, self._t
         server_s, server_d = f.gpu_server[src], f.gpu_server[dst]
         first_s, first_d = f.server_first_gpu[server_s], f.server_first_gpu[server_d]
         size_s = f.server_first_gpu[server_s + 1] - first_s
         size_d = f.server_first_gpu[server_d + 1] - first_d
         exit_ = dst.copy()
-        no_nic = ~self.has_net[dst]
+        no_nic = ~t.has_net[dst]
         for i in np.flatnonzero(no_nic):
-            local = np.flatnonzero(self.has_net[first_d[i] : first_d[i] + size_d[i]])
+            local = np.flatnonzero(t.has_net[first_d[i] : first_d[i] + size_d[i]])
             exit_[i] = first_d[i] + local[0] if local.size else -2
         entry = np.full(src.shape[0], -2, dtype=np.int64)
         ok_exit = exit_ >= 0
-        label_x = np.where(ok_exit, self.net_label[np.maximum(exit_, 0)], -1)
-        own = ok_exit & self.has_net[src] & (self.net_label[src] == label_x)
+        label_x = np.where(ok_exit, t.net_label[np.maximum(exit_, 0)], -1)
+        own = ok_exit & t.has_net[src] & (t.net_label[src] == label_x)
         if not pxn:
             entry[own] = src[own]
         local_x = np.where(ok_exit, f.gpu_local[np.maximum(exit_, 0)], 0)
         rail_peer = first_s + local_x
         peer_ok = (entry == -2) & ok_exit & (local_x < size_s)
-        peer_ok &= self.net_label[np.where(peer_ok, rail_peer, 0)] == label_x
+        peer_ok &= t.net_label[np.where(peer_ok, rail_peer, 0)] == label_x
         entry[peer_ok] = rail_peer[peer_ok]
         for i in np.flatnonzero((entry == -2) & ok_exit):
             candidates = np.arange(first_s[i], first_s[i] + size_s[i])
-            fit = candidates[self.net_label[candidates] == label_x[i]]
+            fit = candidates[t.net_label[candidates] == label_x[i]]
             if fit.size:
                 entry[i] = fit[0]
         inside = server_s == server_d
@@ -247,11 +276,50 @@ class Router:
         policy: RoutingPolicy,
         connection_bytes: np.ndarray | float = 1.0,
     ) -> RoutedFlows:
-        """Route one flow per (src, dst) connection (several sub-flows under ECMP/adaptive)."""
+        """Route one flow per (src, dst) connection (several sub-flows under ECMP/adaptive).
+
+        The same demand under the same policy on an equal graph is routed once per process:
+        the paths come from the cache and only the bytes and path latencies are this call's.
+        (Adaptive routing places flows by their bytes, so there the bytes are part of the key.)
+        """
         src = np.asarray(src_gpu, dtype=np.int64)
         dst = np.asarray(dst_gpu, dtype=np.int64)
         n_conn = src.shape[0]
         nbytes = np.broadcast_to(np.asarray(connection_bytes, dtype=np.float64), (n_conn,))
+        mode = MODES[policy.mode]
+        q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
+        demand = (src, dst, nbytes) if mode == MODE_ADAPTIVE else (src, dst)
+        key = f"{self.digest}|{policy!r}|{array_digest(*demand)}"
+        paths = ROUTES.get(key)
+        if paths is None:
+            paths = self._route(src, dst, nbytes, policy)
+            for array in vars(paths).values():
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False  # shared by every later caller
+            ROUTES.put(key, paths)
+        else:
+            self.reused_routes += 1
+        return self._with_bytes_and_latency(paths, nbytes, q)
+
+    def _with_bytes_and_latency(
+        self, paths: RoutedFlows, nbytes: np.ndarray, q: int
+    ) -> RoutedFlows:
+        """`paths` with this call's bytes per flow and this fabric's path latencies."""
+        latency = (
+            np.add.reduceat(
+                paths.entry_weight * self.fabric.link_latency[paths.entry_link],
+                paths.flow_ptr[:-1],
+            )
+            if paths.entry_link.shape[0]
+            else np.zeros(0)
+        )
+        return replace(paths, flow_bytes=nbytes[paths.connection] / q, latency=latency)
+
+    def _route(
+        self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, policy: RoutingPolicy
+    ) -> RoutedFlows:
+        """Route the demand (see `route`); the result's latencies are filled by the caller."""
+        n_conn = src.shape[0]
         mode = MODES[policy.mode]
         salt = self.node_salt(policy.hash_scope)
         q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
@@ -265,12 +333,8 @@ class Router:
         f_entry, f_exit = entry[conn], exit_[conn]
         f_bytes = nbytes[conn] / q
         hashes = flow_hashes(f_src, f_dst, sub, int(policy.seed))
-        exit_keys = self._attach_key[np.maximum(f_exit, 0)]
-        rows = (
-            self._distance_rows(exit_keys[f_entry >= 0])
-            if np.any(f_entry >= 0)
-            else np.empty(0, np.int64)
-        )
+        exit_keys = self._t.attach_key[np.maximum(f_exit, 0)]
+        rows, dist = self._distance_rows(exit_keys[f_entry >= 0])
         f_key = np.zeros(conn.shape[0], dtype=np.int64)
         f_key[f_entry >= 0] = rows
         fab = self.fabric
@@ -280,7 +344,8 @@ class Router:
         counting = Paths(
             np.zeros(conn.shape[0] + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0), counts
         )
-        route_flows(mode, False, self._graph, self._links, self._dist, salt, flows, load, counting)
+        graph, links = self._t.graph, self._t.links
+        route_flows(mode, False, graph, links, dist, salt, flows, load, counting)
         reachable = counts != UNREACHABLE
         if not np.all(reachable):
             conn, counts = conn[reachable], counts[reachable]
@@ -298,16 +363,9 @@ class Router:
         entry_link = np.empty(total, dtype=np.int64)
         entry_weight = np.empty(total)
         paths = Paths(flow_ptr, entry_link, entry_weight, counts)
-        route_flows(mode, True, self._graph, self._links, self._dist, salt, flows, load, paths)
+        route_flows(mode, True, graph, links, dist, salt, flows, load, paths)
         if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
-            refine_adaptive(
-                ADAPTIVE_PASSES, self._graph, self._links, self._dist, flows, load, paths
-            )
-        latency = (
-            np.add.reduceat(entry_weight * fab.link_latency[entry_link], flow_ptr[:-1])
-            if total
-            else np.zeros(0)
-        )
+            refine_adaptive(ADAPTIVE_PASSES, graph, links, dist, flows, load, paths)
         routed_mask = np.zeros(n_conn, dtype=bool)
         routed_mask[conn] = True
         unreachable = np.flatnonzero(~routed_mask)
@@ -320,6 +378,6 @@ class Router:
             flow_ptr=flow_ptr,
             entry_link=entry_link,
             entry_weight=entry_weight,
-            latency=latency,
+            latency=np.zeros(0),
             unreachable=unreachable.astype(np.int64),
         )

@@ -126,6 +126,13 @@ def _failed_cables(n: int, down: int) -> np.ndarray:
     return (np.arange(down, dtype=np.int64) * n) // down
 
 
+def header_efficiency(header_bytes: float, mtu_bytes: float) -> float:
+    """The share of a link's bits that carry payload: each packet of `mtu_bytes` of payload
+    pays `header_bytes` of headers (and, on Ethernet, preamble and inter-frame gap), so a
+    larger MTU wastes less of the line."""
+    return mtu_bytes / (mtu_bytes + header_bytes)
+
+
 class _Builder:
     """Accumulates nodes and links while a scenario is expanded."""
 
@@ -137,7 +144,10 @@ class _Builder:
         self.header_efficiency = (
             f.header_efficiency
             if f.header_efficiency is not None
-            else float(tech.value("header_efficiency"))
+            else header_efficiency(
+                float(tech.value("header_bytes_per_packet")),
+                f.mtu_bytes or float(tech.value("mtu_bytes")),
+            )
         )
         self.fiber_ns_per_m = float(tech.value("fiber_propagation_ns_per_m"))
         self.copper_ns_per_m = float(tech.value("copper_propagation_ns_per_m"))

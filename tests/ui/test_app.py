@@ -190,3 +190,14 @@ def test_cancel_stops_a_long_run_at_its_next_checkpoint(qtbot):
     assert win.last_report is None
     assert "done" not in stages and "training step" not in stages, stages
     assert win.statusBar().currentMessage() == "Evaluation cancelled"
+
+
+def test_a_latency_edit_says_it_reused_the_routes(qtbot, window):
+    """Typing a new switch latency re-evaluates without routing again, and the status bar
+    says what the run took from the engine's caches."""
+    click_node(qtbot, window, "leaf")
+    with qtbot.waitSignal(window.worker.finished, timeout=TIMEOUT_MS):
+        type_into(qtbot, window.inspector.latency_spin, "900")
+    assert window.document.scenario.fabric.switch_latency_ns == 900
+    assert any(note.startswith("routes ") for note in window.last_report.reused)
+    assert "reused routes" in window.statusBar().currentMessage()

@@ -46,12 +46,14 @@ class EvaluationResult(JsonResult):
 @dataclass(frozen=True)
 class AppReport(EvaluationResult):
     """An evaluation as the app shows it: `collective_sweep` for the Collective tab's plots,
-    `scenario` (its JSON document, ``None`` in a report kept without it) and
-    `ui_elapsed_s`, the wall time of the whole run."""
+    `scenario` (its JSON document, ``None`` in a report kept without it),
+    `ui_elapsed_s`, the wall time of the whole run, and `reused`, what the run took from the
+    engine's caches instead of computing (``"routes 11 of 11"``; empty when nothing)."""
 
     collective_sweep: CollectiveSweep | None = field(default=None, metadata=OMIT_WHEN_NONE)
     scenario: Mapping[str, Any] | None = field(default=None, metadata=OMIT_WHEN_NONE)
     ui_elapsed_s: float = 0.0
+    reused: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -59,8 +61,15 @@ class AppReport(EvaluationResult):
         evaluation: EvaluationResult,
         scenario: Mapping[str, Any] | None,
         ui_elapsed_s: float,
+        reused: tuple[str, ...] = (),
     ) -> AppReport:
         """`evaluation` with the app's additions (the collective's plots come from it)."""
         parts = {f.name: getattr(evaluation, f.name) for f in dataclasses.fields(evaluation)}
         sweep = CollectiveSweep.of(evaluation.collective) if evaluation.collective else None
-        return cls(**parts, collective_sweep=sweep, scenario=scenario, ui_elapsed_s=ui_elapsed_s)
+        return cls(
+            **parts,
+            collective_sweep=sweep,
+            scenario=scenario,
+            ui_elapsed_s=ui_elapsed_s,
+            reused=reused,
+        )

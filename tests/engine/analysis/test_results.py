@@ -139,7 +139,7 @@ def test_the_collective_rows_json_is_what_collective_json_prints(scenario, catal
 
 def test_the_apps_report_is_the_evaluation_with_its_extras_after_it(app_report):
     keys = list(app_report.to_dict())
-    assert keys[-3:] == ["collective_sweep", "scenario", "ui_elapsed_s"]
+    assert keys[-4:] == ["collective_sweep", "scenario", "ui_elapsed_s", "reused"]
     sweep_part = app_report.collective_sweep
     assert sweep_part.sizes == tuple(float(r.bytes) for r in app_report.collective.rows)
     assert sweep_part.best_busbw_GBps == tuple(r.busbw_GBps for r in app_report.collective.rows)

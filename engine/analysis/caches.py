@@ -1,0 +1,48 @@
+"""The engine's work caches, seen from the door: how much a run reused, and a cold start.
+
+An evaluation runs in stages, and the expensive ones keep their results keyed by a hash of
+exactly the inputs they read: routing tables and routes (`engine.routing.route_cache`: the
+fabric's graph, the routing policy and the demand, never a latency), the transport verdict
+of each collective stage (`engine.collectives.stage_transport`: every link and flow-class
+figure and the transport settings) and the permutation's steady state
+(`engine.analysis.permutation_transport`). An edit therefore re-runs the stages downstream
+of the fields it changed and reuses the rest; a cache entry can never outlive an edit of an
+input it reads, because that edit changes its key. Each cache is bounded in bytes.
+"""
+
+from __future__ import annotations
+
+from engine.analysis.permutation_transport import STEADY_STATES
+from engine.collectives.stage_transport import VERDICTS
+from engine.routing import route_cache
+from engine.runtime.lru import ByteLRU
+
+CACHES: dict[str, ByteLRU] = {
+    "routes": route_cache.ROUTES,
+    "routing tables": route_cache.TABLES,
+    "transport": VERDICTS,
+    "steady states": STEADY_STATES,
+}
+
+
+def cache_counts() -> dict[str, tuple[int, int]]:
+    """Hits and misses of each cache since the process started (or the last clear)."""
+    return {name: (cache.hits, cache.misses) for name, cache in CACHES.items()}
+
+
+def reused_since(before: dict[str, tuple[int, int]]) -> tuple[str, ...]:
+    """What a run reused, from the counts before it: ``"routes 11 of 11"`` per cache that
+    answered at least one lookup (the status bar says it when a run saved work)."""
+    out = []
+    for name, (hits, misses) in cache_counts().items():
+        h0, m0 = before.get(name, (0, 0))
+        hit, looked = hits - h0, hits - h0 + misses - m0
+        if hit > 0:
+            out.append(f"{name} {hit} of {looked}")
+    return tuple(out)
+
+
+def clear_caches() -> None:
+    """Forget every kept result: the next run computes everything afresh."""
+    for cache in CACHES.values():
+        cache.clear()

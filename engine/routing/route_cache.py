@@ -1,0 +1,70 @@
+"""Routing is done once per fabric and traffic: its tables and its routes, kept by what they read.
+
+An edit that leaves the graph alone (a latency, a protocol, a model size, a price) expands
+to a new `Fabric` whose links, capacities, GPUs and switch groups are those of the last
+one. Routing reads exactly those, so it does not run again: `routing_digest` is a hash of
+everything the router reads of a fabric (never the link latencies, which a route only sums
+afterwards), `TABLES` keeps the router's tables (adjacency, ECMP salts and the distance rows
+it has computed so far) per digest, and `ROUTES` keeps each routed traffic pattern per digest,
+policy and demand. Both are least-recently-used caches bounded in bytes, shared by every
+caller in the process (the app's worker, a sweep, the CLI), and safe to use from threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from engine.runtime.lru import ByteLRU
+from engine.topology.expand import Fabric
+
+TABLES_BYTES = 256 * 2**20  # a 131,072-GPU fabric's tables with its distance rows: ~60 MB
+ROUTES_BYTES = 1024 * 2**20  # a 131,072-GPU permutation's routes: ~130 MB
+
+
+def routing_digest(fabric: Fabric) -> str:
+    """A hash of everything routing reads of `fabric`: the links (ends, capacity, bundle),
+    the GPUs' servers, rails, NVLink links and line rates, the nodes' kinds and groups, and
+    each group's tier and model (the ECMP salts). Link latencies are left out on purpose."""
+    h = hashlib.sha1()
+    for array in (
+        fabric.link_src,
+        fabric.link_dst,
+        fabric.link_capacity,
+        fabric.link_bundle,
+        fabric.node_kind,
+        fabric.node_group,
+        fabric.gpu_server,
+        fabric.gpu_local,
+        fabric.server_first_gpu,
+        fabric.gpu_nvlink_up,
+        fabric.gpu_nvlink_down,
+        fabric.gpu_line_rate,
+    ):
+        a = np.ascontiguousarray(array)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(repr([(g.tier, g.model) for g in fabric.scenario.groups]).encode())
+    return h.hexdigest()
+
+
+def array_digest(*arrays: np.ndarray) -> str:
+    """A hash of some arrays' values, shapes and types (a traffic pattern's key)."""
+    h = hashlib.sha1()
+    for array in arrays:
+        a = np.ascontiguousarray(array)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+TABLES: ByteLRU[Any] = ByteLRU(TABLES_BYTES)
+ROUTES: ByteLRU[Any] = ByteLRU(ROUTES_BYTES)
+
+
+def clear() -> None:
+    """Forget every routing table and route (a cold start)."""
+    TABLES.clear()
+    ROUTES.clear()
