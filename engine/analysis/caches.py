@@ -2,7 +2,8 @@
 
 An evaluation runs in stages, and the expensive ones keep their results keyed by a hash of
 exactly the inputs they read: routing tables and routes (`engine.routing.route_cache`: the
-fabric's graph, the routing policy and the demand, never a latency), the transport verdict
+fabric's graph, the routing policy and the demand, never a latency), each collective
+stage's max-min timing (`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict
 of each collective stage (`engine.collectives.stage_transport`: every link and flow-class
 figure and the transport settings) and the permutation's steady state
 (`engine.analysis.permutation_transport`). An edit therefore re-runs the stages downstream
@@ -13,6 +14,7 @@ input it reads, because that edit changes its key. Each cache is bounded in byte
 from __future__ import annotations
 
 from engine.analysis.permutation_transport import STEADY_STATES
+from engine.collectives.stage_rates import STAGE_RATES
 from engine.collectives.stage_transport import VERDICTS
 from engine.routing import route_cache
 from engine.runtime.lru import ByteLRU
@@ -20,6 +22,7 @@ from engine.runtime.lru import ByteLRU
 CACHES: dict[str, ByteLRU] = {
     "routes": route_cache.ROUTES,
     "routing tables": route_cache.TABLES,
+    "stage rates": STAGE_RATES,
     "transport": VERDICTS,
     "steady states": STEADY_STATES,
 }

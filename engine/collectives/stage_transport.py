@@ -22,7 +22,7 @@ Verdicts are kept per process (`VERDICTS`, bounded in bytes), keyed by everythin
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.simulate import simulate
+from engine.transport.tables import build_tables
 
 REFERENCE_BYTES = 2**30  # bytes per unit of share: a transfer that outlasts its transient
 # Past this many distinct paths the class-step budget buys under 0.4 ms of simulated time,
@@ -144,12 +145,32 @@ VERDICTS: ByteLRU[StageTransport] = ByteLRU(64 * 2**20)
 
 
 def network_digest(network: TransportNetwork, config: TransportConfig) -> str:
-    """A key of everything a transport run reads: every link and class array, the config."""
+    """A key of exactly what a transport run reads: the kernel's tables (every per-link and
+    per-class number the mechanisms use, latencies only as the credit round trips, PFC
+    reaction and feedback delays they become), the classes' paths, sizes and starts, the
+    link capacities (the ideal beside it) and the configuration (the driver's settle rule).
+    A latency that no mechanism in force reads (feedback delays without DCQCN or IB CC)
+    leaves the key alone, so such an edit reuses the verdict."""
+    tables, _ = build_tables(network, config)
     h = hashlib.sha1(repr(config).encode())
-    for part in (network.links, network.classes):
-        for f in fields(part):
-            h.update(np.ascontiguousarray(getattr(part, f.name)).tobytes())
+    _hash_into(h, tables)
+    c = network.classes
+    for array in (c.ptr, c.links, c.multiplicity, c.bytes, c.start_s, network.links.capacity_Bps):
+        _hash_into(h, array)
     return h.hexdigest()
+
+
+def _hash_into(h, value) -> None:
+    """Feed the arrays and numbers of `value` (nested named tuples of them) into `h`."""
+    if isinstance(value, np.ndarray):
+        a = np.ascontiguousarray(value)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    elif isinstance(value, tuple):
+        for item in value:
+            _hash_into(h, item)
+    else:
+        h.update(repr(value).encode())
 
 
 def _run(

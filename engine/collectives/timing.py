@@ -46,19 +46,17 @@ from engine.collectives.schedules import (
     bus_factor,
     layout,
 )
+from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
 from engine.collectives.stage_transport import stage_transport, transport_summary
 from engine.collectives.technology import PROTOCOLS, technology
-from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.errors import Problem, ScenarioError
+from engine.routing.route_cache import array_digest
 from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.topology.expand import NODE_GPU, NVLINK_BUNDLE, Fabric
 
-# Stages with more flows than this are timed by one max-min allocation instead of the
-# event-driven fluid simulation (an all-to-all of 1,024 ranks has a million flows).
-FLUID_MAX_FLOWS = 50_000
 DEFAULT_SIZES = 8 * 4 ** np.arange(16)  # 8 B .. 8 GiB in powers of 4
 
 
@@ -88,6 +86,7 @@ class CollectiveEngine:
             cap[~nvlink] /= 1 + self.tech.packet_loss_rate  # each loss resent once, on the link
         cap = self._nic_channel_caps(cap)
         self.capacity = cap
+        self._capacity_key = array_digest(cap)  # names the capacities in the stage-rate cache
         out_of_gpu = (fabric.node_kind[fabric.link_src] == NODE_GPU) & ~nvlink
         self.gpu_net_rate = np.zeros(fabric.n_gpus)
         np.add.at(self.gpu_net_rate, fabric.link_src[out_of_gpu], cap[out_of_gpu])
@@ -232,19 +231,15 @@ class CollectiveEngine:
                 packets_per_byte = routed.flow_bytes[network_flow] / self.tech.mtu_bytes
                 loss_log = float(np.sum(packets_per_byte * np.log1p(-flow_loss[network_flow])))
                 loss_rtt = float(rtt[network_flow].max())
-        if routed.n_flows <= FLUID_MAX_FLOWS:
-            result = simulate_fluid(
-                routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity, sizes
-            )
-            makespan, link_bytes = result.makespan, result.link_bytes
-        else:
-            # One max-min allocation: the slowest flow at its rate bounds the stage from above
-            # (flows only speed up as others finish); exact when the bottlenecks are shared alike.
-            rates = max_min_rates(routed.flow_ptr, routed.entry_link, routed.entry_weight, capacity)
-            makespan = float(np.max(sizes / rates))
-            link_bytes = link_loads(
-                routed.flow_ptr, routed.entry_link, routed.entry_weight, sizes, fab.n_links
-            )
+        makespan, link_bytes = stage_rates(
+            routed.flow_ptr,
+            routed.entry_link,
+            routed.entry_weight,
+            capacity,
+            sizes,
+            routed.key,
+            self._capacity_key,
+        )
         transport = None
         if np.any(network_flow):
             transport = stage_transport(fab, self.catalog, routed, sizes, capacity, progress)

@@ -45,7 +45,7 @@ def routing_digest(fabric: Fabric) -> str:
     ):
         a = np.ascontiguousarray(array)
         h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(memoryview(a).cast("B"))
     h.update(repr([(g.tier, g.model) for g in fabric.scenario.groups]).encode())
     return h.hexdigest()
 
@@ -56,7 +56,7 @@ def array_digest(*arrays: np.ndarray) -> str:
     for array in arrays:
         a = np.ascontiguousarray(array)
         h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(memoryview(a).cast("B"))
     return h.hexdigest()
 
 

@@ -50,7 +50,9 @@ class RoutedFlows:
 
     A flow uses ``entry_weight`` of its rate on each entry's link (1 on a single path, a
     fraction when sprayed). `connection` maps each flow (sub-flow) to the connection it
-    belongs to; `unreachable` lists connections that could not be routed.
+    belongs to; `unreachable` lists connections that could not be routed. `key` names the
+    paths (the routing cache's key: graph, policy and demand), so work that depends only on
+    them can be kept by it without hashing the arrays again ("" when not known).
     """
 
     n_connections: int
@@ -63,6 +65,7 @@ class RoutedFlows:
     entry_weight: np.ndarray
     latency: np.ndarray
     unreachable: np.ndarray
+    key: str = ""
 
     @property
     def n_flows(self) -> int:
@@ -299,7 +302,7 @@ class Router:
             ROUTES.put(key, paths)
         else:
             self.reused_routes += 1
-        return self._with_bytes_and_latency(paths, nbytes, q)
+        return replace(self._with_bytes_and_latency(paths, nbytes, q), key=key)
 
     def _with_bytes_and_latency(
         self, paths: RoutedFlows, nbytes: np.ndarray, q: int

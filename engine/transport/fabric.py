@@ -36,24 +36,31 @@ def _propagation_s(fabric: Fabric, catalog: Catalog, links: np.ndarray) -> np.nd
 
 
 def _switch_figures(fabric: Fabric, catalog: Catalog, nodes: np.ndarray, gbps: np.ndarray):
-    """Buffer share and ECN thresholds of the switch at each node (inf / off elsewhere)."""
+    """Buffer share and ECN thresholds of the switch at each node (inf / off elsewhere),
+    looked up once per switch group and port speed."""
     groups = fabric.scenario.groups
     roce = fabric.scenario.fabric.technology == "roce"
     buffers = np.full(nodes.shape[0], np.inf)
     ecn = [ECN_OFF] * nodes.shape[0]
-    cache: dict[tuple[str, float], tuple[float, object]] = {}
-    for i, (node, speed) in enumerate(zip(nodes, gbps, strict=True)):
-        if fabric.node_kind[node] != NODE_SWITCH:
-            continue
-        model = groups[fabric.node_group[node]].model
-        key = (model, float(speed))
-        if key not in cache:
-            device = catalog.get(model, "switch")
-            cache[key] = (
+    switch = np.flatnonzero(fabric.node_kind[nodes] == NODE_SWITCH)
+    if switch.size == 0:
+        return buffers, ecn
+    pairs = np.stack([fabric.node_group[nodes[switch]].astype(np.float64), gbps[switch]], axis=1)
+    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    figures = []
+    for group, speed in unique:
+        model = groups[int(group)].model
+        device = catalog.get(model, "switch")
+        figures.append(
+            (
                 switch_port_buffer_bytes(catalog, model, float(speed)),
                 ecn_params(device) if roce else ECN_OFF,
             )
-        buffers[i], ecn[i] = cache[key]
+        )
+    inverse = inverse.reshape(-1)
+    buffers[switch] = np.array([f[0] for f in figures])[inverse]
+    for i, k in zip(switch.tolist(), inverse.tolist(), strict=True):
+        ecn[i] = figures[k][1]
     return buffers, ecn
 
 
