@@ -33,6 +33,8 @@ from engine.topology import generators as gen  # noqa: E402
 from engine.topology.expand import expand  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from interactive_bench import BUDGETS as INTERACTIVE_BUDGETS  # noqa: E402
+from interactive_bench import interactive_timings  # noqa: E402
 from transport_bench import BUDGETS as TRANSPORT_BUDGETS  # noqa: E402
 from transport_bench import MIN_SPEEDUP, transport_timings  # noqa: E402
 
@@ -50,13 +52,18 @@ BUDGETS = {
     "expand_route_permutation_128k_s": 30.0,
     "peak_rss_128k_gb": 8.0,
     **TRANSPORT_BUDGETS,
+    **INTERACTIVE_BUDGETS,
 }
 
 
 def expand_route_permutation(preset: str) -> float:
-    """Seconds to expand a preset, route a permutation and solve its max-min rates."""
+    """Seconds to expand a preset, route a permutation and solve its max-min rates (the
+    routing caches emptied first: this is the routing's own speed)."""
+    from engine.analysis import clear_caches
+
     scenario = load_preset(preset)
     catalog = default_catalog()
+    clear_caches()
     t0 = time.perf_counter()
     fabric = expand(scenario, catalog)
     src, dst = permutation(fabric, scenario.workload.seed)
@@ -72,12 +79,13 @@ def best_of(fn, *args, repeats: int = 3) -> float:
 
 def collective_sweep_1k(keep_transport_cache: bool = False) -> float:
     """Seconds to expand the 1k preset and time all-reduce at 8 B .. 16 GiB in powers of 4;
-    the transport's verdicts are computed afresh unless `keep_transport_cache`."""
-    import engine.collectives.stage_transport as stage_transport
+    routes, stage timings and transport verdicts are computed afresh unless
+    `keep_transport_cache` (then every work cache holds the last run's)."""
+    from engine.analysis import clear_caches
     from engine.collectives.timing import CollectiveEngine
 
     if not keep_transport_cache:
-        stage_transport.VERDICTS.clear()
+        clear_caches()
 
     catalog = default_catalog()
     t0 = time.perf_counter()
@@ -89,9 +97,12 @@ def collective_sweep_1k(keep_transport_cache: bool = False) -> float:
 
 
 def alltoall_1k() -> float:
-    """Seconds for one all-to-all step over all 1,024 ranks (a million flows), fresh engine."""
+    """Seconds for one all-to-all step over all 1,024 ranks (a million flows), fresh engine,
+    empty work caches."""
+    from engine.analysis import clear_caches
     from engine.collectives.timing import CollectiveEngine
 
+    clear_caches()
     catalog = default_catalog()
     fabric = expand(load_preset("dgx-h100-ib-ndr-1k"), catalog)
     engine = CollectiveEngine(fabric, catalog)
@@ -101,8 +112,9 @@ def alltoall_1k() -> float:
 
 
 def calibrate_3_runs_1k() -> float:
-    """Seconds to calibrate the 1k preset on three measured nccl-tests files (fresh engine)."""
-    from engine.analysis import calibrate
+    """Seconds to calibrate the 1k preset on three measured nccl-tests files (fresh engine,
+    empty work caches)."""
+    from engine.analysis import calibrate, clear_caches
     from engine.analysis.measurements import read_nccl_tests
 
     fixtures = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nccl_tests"
@@ -113,15 +125,19 @@ def calibrate_3_runs_1k() -> float:
     )
     runs = [read_nccl_tests(fixtures / name) for name in names]
     scenario = load_preset("dgx-h100-ib-ndr-1k")
+    clear_caches()
     t0 = time.perf_counter()
     calibrate(scenario, runs)
     return time.perf_counter() - t0
 
 
 def train_step_16k() -> float:
-    """Seconds for one training-step evaluation (default GPT-3 job) on the 16k preset."""
+    """Seconds for one training-step evaluation (default GPT-3 job) on the 16k preset, from
+    empty work caches."""
+    from engine.analysis import clear_caches
     from engine.training.step import train_step
 
+    clear_caches()
     catalog = default_catalog()
     fabric = expand(load_preset("h100-ib-ndr-16k"), catalog)
     t0 = time.perf_counter()
@@ -301,6 +317,7 @@ def main() -> int:
     results.update(solver_speedup())
     results.update(transport_timings())
     results.update(sweep_64_points_1k())
+    results.update(interactive_timings(skip_128k=args.skip_128k))
     results.update(library_10k())
     if not args.skip_app:
         results.update(app_timings())
