@@ -92,6 +92,7 @@ class MainWindow(WindowMenus, QMainWindow):
         )
         self.worker = EvaluationWorker(self.catalog, self)
         self._requests: dict[int, Scenario] = {}
+        self._revisions: dict[int, int] = {}  # request id -> the document revision it ran
         self.last_report: AppReport | None = None
         self.resize(1280, 800)
 
@@ -379,14 +380,16 @@ class MainWindow(WindowMenus, QMainWindow):
         problems = self.document.structural_problems
         if problems:
             self.worker.cancel()
-            self.statusBar().showMessage(
-                f"Not evaluated: {problems[0]}"
-                + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+            message = f"Not evaluated: {problems[0]}" + (
+                f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
             )
+            self.statusBar().showMessage(message)
+            self.results.mark_stale("the scenario has problems; it was not evaluated")
             return None
         scenario = self.document.scenario
         request = self.worker.submit(scenario)
         self._requests = {request: scenario}
+        self._revisions = {request: self.document.revision}
         return request
 
     def _set_running(self, running: bool) -> None:
@@ -407,13 +410,14 @@ class MainWindow(WindowMenus, QMainWindow):
         self.debounce.stop()
         if self.worker.running:
             self.worker.cancel()
-        self.show_report(report)
+        self.show_report(report, self.document.revision)
         self.engine_label.setText("engine: cached")
 
-    def show_report(self, report: AppReport) -> None:
-        """Show a report (a finished run's or a cached one) in the results and on the canvas."""
+    def show_report(self, report: AppReport, revision: int | None = None) -> None:
+        """Show a report (a finished run's or a cached one) in the results and on the canvas;
+        `revision` is the document revision it belongs to."""
         self.last_report = report
-        self.results.show_report(report)
+        self.results.show_report(report, revision)
         self._show_measured()
         perm = report.permutation
         self.canvas.show_utilization(perm.link_utilization if perm is not None else None)
@@ -431,7 +435,7 @@ class MainWindow(WindowMenus, QMainWindow):
 
     def _run_finished(self, request_id: int, report: AppReport) -> None:
         self._set_running(False)
-        self.show_report(report)
+        self.show_report(report, self._revisions.get(request_id))
         self.evaluated.emit(self._requests.get(request_id), report)
         elapsed = report.ui_elapsed_s
         self.engine_label.setText(f"engine: {elapsed:.2f} s")
@@ -446,6 +450,7 @@ class MainWindow(WindowMenus, QMainWindow):
         first = message.splitlines()[0] if message else "unknown error"
         self.statusBar().showMessage(f"Evaluation failed: {first}")
         self.results.set_status(f"Evaluation failed: {first}")
+        self.results.mark_stale(f"the run of revision {self._revisions.get(request_id)} failed")
 
     def _bundle_activated(self, bundle_id: str) -> None:
         if self.canvas.select_bundle(bundle_id):
@@ -456,11 +461,17 @@ class MainWindow(WindowMenus, QMainWindow):
     def _run_invalid(self, request_id: int, problems: list) -> None:
         if self._requests.get(request_id) is self.document.scenario:
             self.document.set_expand_problems(problems)
+            self.results.mark_stale(
+                f"revision {self._revisions.get(request_id)} cannot be built; see Problems"
+            )
 
     def _run_cancelled(self, request_id: int) -> None:
         self._set_running(False)
         self.statusBar().showMessage("Evaluation cancelled", 10000)
         self.results.set_status("cancelled")
+        self.results.mark_stale(
+            f"the run of revision {self._revisions.get(request_id)} was cancelled"
+        )
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop the debounce and wait for a running evaluation before closing."""

@@ -201,3 +201,33 @@ def test_a_latency_edit_says_it_reused_the_routes(qtbot, window):
     assert window.document.scenario.fabric.switch_latency_ns == 900
     assert any(note.startswith("routes ") for note in window.last_report.reused)
     assert "reused routes" in window.statusBar().currentMessage()
+
+
+def test_results_say_their_revision_and_go_grey_when_a_run_fails(qtbot, window):
+    """The results name the scenario revision they belong to; after a failed run they stay,
+    greyed, under a banner naming the last good revision, until a run succeeds again."""
+    panel = window.results
+    good = window.document.revision
+    assert panel.revision_label.text() == f"revision {good}" and not panel.stale
+    click_node(qtbot, window, "leaf")
+    with qtbot.waitSignal(window.worker.failed, timeout=TIMEOUT_MS):
+        type_into(qtbot, window.inspector.count_spin, "16")
+    assert window.document.revision > good
+    assert panel.stale and panel.stale_banner.isVisibleTo(window)
+    assert f"last good run of revision {good}" in panel.stale_banner.text()
+    assert panel.tabs.graphicsEffect().isEnabled()  # greyed, still readable
+    with qtbot.waitSignal(window.worker.finished, timeout=TIMEOUT_MS):
+        window.canvas.setFocus()
+        qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert not panel.stale and not panel.tabs.graphicsEffect().isEnabled()
+    assert panel.revision_label.text() == f"revision {window.document.revision}"
+
+
+def test_a_cancelled_run_leaves_the_results_marked_out_of_date(qtbot, window):
+    good = window.results.revision
+    with qtbot.waitSignal(window.worker.discarded, timeout=TIMEOUT_MS):
+        window.document.set_field("fabric.switch_latency_ns", "777")
+        window.evaluate_now()
+        qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+    banner = window.results.stale_banner.text()
+    assert window.results.stale and f"revision {good}" in banner and "cancelled" in banner

@@ -30,7 +30,8 @@ from ui.document.commands import (
 class ScenarioDocument(QObject):
     """Owns the scenario being edited; every edit is an undoable `SetFieldCommand`.
 
-    `changed` fires whenever the scenario object is replaced (edit, undo, redo, load).
+    `changed` fires whenever the scenario object is replaced (edit, undo, redo, load), and
+    `revision` counts those replacements, so a result can say which scenario it belongs to.
     `problemsChanged(list[Problem])` fires when the known problems change: structural ones
     are checked synchronously (cheap); expansion problems arrive later from the worker via
     `set_expand_problems`.
@@ -48,6 +49,7 @@ class ScenarioDocument(QObject):
         self._scenario = scenario
         self._structural: list[Problem] = check_structure(scenario, self.catalog)
         self._expand: list[Problem] = []
+        self.revision = 0
 
     @property
     def scenario(self) -> Scenario:
@@ -96,6 +98,7 @@ class ScenarioDocument(QObject):
     def replace_scenario(self, scenario: Scenario) -> None:
         """Make `scenario` current (used by the undo commands); re-check its structure."""
         self._scenario = scenario
+        self.revision += 1
         self._structural = check_structure(scenario, self.catalog)
         self._expand = []
         self.changed.emit()

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsOpacityEffect,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.analysis import LATENCIES_NS, AppReport
 from engine.catalog.devices import Catalog, default_catalog
@@ -30,6 +38,7 @@ from ui.results.training_tab import TrainingTab, scenario_name
 from ui.work.latency import LatencyCurveWorker
 
 CURRENT = "current"
+STALE_OPACITY = 0.45  # results of an older revision stay readable but visibly not current
 
 
 def _latency_span() -> str:
@@ -72,6 +81,16 @@ class ResultsPanel(QWidget):
         self.summary = QLabel("No results yet")
         self.summary.setObjectName("permutationSummary")
         self.summary.setWordWrap(True)
+        self.revision: int | None = None  # the scenario revision the shown results belong to
+        self.revision_label = QLabel()
+        self.revision_label.setObjectName("resultsRevision")
+        self.stale_banner = QLabel()
+        self.stale_banner.setObjectName("staleBanner")
+        self.stale_banner.setWordWrap(True)
+        self.stale_banner.setStyleSheet(
+            "QLabel#staleBanner { background: #f3c94b; color: #1b1b1b; padding: 4px 8px; }"
+        )
+        self.stale_banner.hide()
         self.pin_button = QPushButton("Pin current")
         self.pin_button.setObjectName("pinCurrentButton")
         self.pin_button.setToolTip("Keep these results on the plots to compare with later edits")
@@ -85,6 +104,7 @@ class ResultsPanel(QWidget):
         self.pins_label.setObjectName("pinsLabel")
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
+        top.addWidget(self.revision_label)
         top.addWidget(self.pins_label)
         top.addWidget(self.pin_button)
         top.addWidget(self.clear_pins_button)
@@ -102,7 +122,13 @@ class ResultsPanel(QWidget):
         self.tabs.currentChanged.connect(lambda _index: self._request_latency_curves())
         self.links_tab.bundleActivated.connect(self.bundleActivated)
 
+        self._greyed = QGraphicsOpacityEffect(self.tabs)
+        self._greyed.setOpacity(STALE_OPACITY)
+        self._greyed.setEnabled(False)
+        self.tabs.setGraphicsEffect(self._greyed)
+
         layout = QVBoxLayout(self)
+        layout.addWidget(self.stale_banner)
         layout.addLayout(top)
         layout.addWidget(self.tabs, 1)
 
@@ -128,8 +154,13 @@ class ResultsPanel(QWidget):
 
     # ---- showing a report ---------------------------------------------------------------------
 
-    def show_report(self, report: AppReport) -> None:
-        """Fill every tab from the report (pins stay) and summarise its permutation test."""
+    def show_report(self, report: AppReport, revision: int | None = None) -> None:
+        """Fill every tab from the report (pins stay) and summarise its permutation test;
+        `revision` is the scenario revision it belongs to (the results are current again)."""
+        self.revision = revision
+        self.revision_label.setText("" if revision is None else f"revision {revision}")
+        self.stale_banner.hide()
+        self._greyed.setEnabled(False)
         if self.report is not report:
             self.latency_worker.cancel(CURRENT)
             self._latency_jobs.pop(CURRENT, None)
@@ -154,6 +185,25 @@ class ResultsPanel(QWidget):
     def set_status(self, text: str) -> None:
         """Show a state such as ``cancelled`` or an error instead of the summary."""
         self.summary.setText(text)
+
+    def mark_stale(self, reason: str) -> None:
+        """The scenario moved on and no run of it succeeded (`reason`: failed, cancelled,
+        not evaluated): grey the results and say which revision they still show."""
+        if self.report is None:
+            self.stale_banner.setText(f"No results: {reason}")
+        elif self.revision is None:
+            self.stale_banner.setText(f"Out of date: {reason}; these are the last good results")
+        else:
+            self.stale_banner.setText(
+                f"Out of date: last good run of revision {self.revision} ({reason})"
+            )
+        self.stale_banner.show()
+        self._greyed.setEnabled(self.report is not None)
+
+    @property
+    def stale(self) -> bool:
+        """Whether the results shown are marked out of date."""
+        return not self.stale_banner.isHidden()
 
     # ---- pins ---------------------------------------------------------------------------------
 
