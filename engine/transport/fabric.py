@@ -45,10 +45,13 @@ def _switch_figures(fabric: Fabric, catalog: Catalog, nodes: np.ndarray, gbps: n
     switch = np.flatnonzero(fabric.node_kind[nodes] == NODE_SWITCH)
     if switch.size == 0:
         return buffers, ecn
-    pairs = np.stack([fabric.node_group[nodes[switch]].astype(np.float64), gbps[switch]], axis=1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    speeds, speed_index = np.unique(gbps[switch], return_inverse=True)
+    code = fabric.node_group[nodes[switch]].astype(np.int64) * speeds.shape[0] + speed_index
+    unique, inverse = np.unique(code, return_inverse=True)
     figures = []
-    for group, speed in unique:
+    for pair in unique.tolist():
+        group, speed = divmod(pair, speeds.shape[0])
+        speed = speeds[speed]
         model = groups[int(group)].model
         device = catalog.get(model, "switch")
         figures.append(

@@ -139,29 +139,16 @@ def group_into_classes(
     start = np.zeros(n) if start_s is None else np.asarray(start_s, dtype=np.float64)
     fb = np.zeros(n) if feedback_delay_s is None else np.asarray(feedback_delay_s, dtype=np.float64)
     sizes = np.broadcast_to(np.asarray(flow_bytes, dtype=np.float64), (n,))
-    index: dict[tuple, int] = {}
-    of_flow = np.empty(n, dtype=np.int64)
-    first: list[int] = []
-    count: list[int] = []
-    for f in range(n):
-        path = flow_links[flow_ptr[f] : flow_ptr[f + 1]]
-        key = (path.tobytes(), float(sizes[f]), float(start[f]), float(fb[f]))
-        c = index.get(key)
-        if c is None:
-            c = index[key] = len(first)
-            first.append(f)
-            count.append(0)
-        count[c] += 1
-        of_flow[f] = c
+    of_flow, first = _class_of_flows(flow_ptr, flow_links, sizes, start, fb)
+    count = np.bincount(of_flow, minlength=len(first)).tolist()
     first_arr = np.array(first, dtype=np.int64)
     lengths = flow_ptr[first_arr + 1] - flow_ptr[first_arr]
     ptr = np.zeros(len(first) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    links = (
-        np.concatenate([flow_links[flow_ptr[f] : flow_ptr[f + 1]] for f in first]).astype(np.int64)
-        if first
-        else np.zeros(0, dtype=np.int64)
-    )
+    offsets = np.arange(ptr[-1], dtype=np.int64) - np.repeat(ptr[:-1], lengths)
+    links = np.asarray(flow_links, dtype=np.int64)[
+        np.repeat(flow_ptr[first_arr], lengths) + offsets
+    ]
     mult = np.array(count, dtype=np.float64)
     classes = FlowClasses(
         ptr=ptr,
@@ -174,21 +161,55 @@ def group_into_classes(
     return classes, of_flow
 
 
+def _class_of_flows(
+    flow_ptr: np.ndarray,
+    flow_links: np.ndarray,
+    sizes: np.ndarray,
+    start: np.ndarray,
+    fb: np.ndarray,
+) -> tuple[np.ndarray, list[int]]:
+    """Per flow its class, classes numbered in order of their first flow; and each class's
+    first flow. Flows of one path length are compared as rows (links, then the bits of
+    bytes, start and feedback delay), so equal flows meet in one sort, not a Python loop."""
+    n = int(flow_ptr.shape[0] - 1)
+    lengths = np.diff(flow_ptr)
+    group_of = np.empty(n, dtype=np.int64)  # per flow: its first flow's index
+    for length in np.unique(lengths).tolist():
+        flows = np.flatnonzero(lengths == length)
+        hops = flow_links[flow_ptr[flows][:, None] + np.arange(length)].astype(np.int64)
+        rows = np.ascontiguousarray(
+            np.column_stack(
+                [hops] + [x[flows].astype(np.float64).view(np.int64) for x in (sizes, start, fb)]
+            )
+        )
+        keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        _, first_in_group, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        group_of[flows] = flows[first_in_group][inverse.reshape(-1)]
+    first = np.unique(group_of)  # first flows, in flow order: the classes' order
+    of_flow = np.searchsorted(first, group_of)
+    return of_flow.astype(np.int64), first.tolist()
+
+
 def check_paths(links: LinkSpec, classes: FlowClasses) -> None:
     """Refuse paths the model cannot run, naming the class: an empty path, a link out of
     range, or a link that is the first hop of one class (a NIC, no queue) and a later hop
     of another (a switch queue)."""
     n_links = links.n_links
+    ptr, path_links = classes.ptr, classes.links
+    lengths = np.diff(ptr)
+    empty = np.flatnonzero(lengths == 0)
+    if empty.size:
+        raise ValueError(f"flow class {int(empty[0])} has an empty path")
+    outside = np.flatnonzero((path_links < 0) | (path_links >= n_links))
+    if outside.size:
+        c = int(np.searchsorted(ptr, outside[0], side="right") - 1)
+        raise ValueError(f"flow class {c} uses a link outside 0..{n_links - 1}")
     first_hop = np.zeros(n_links, dtype=bool)
     later_hop = np.zeros(n_links, dtype=bool)
-    for c in range(classes.n_classes):
-        path = classes.path(c)
-        if path.shape[0] == 0:
-            raise ValueError(f"flow class {c} has an empty path")
-        if path.min() < 0 or path.max() >= n_links:
-            raise ValueError(f"flow class {c} uses a link outside 0..{n_links - 1}")
-        first_hop[path[0]] = True
-        later_hop[path[1:]] = True
+    is_first = np.zeros(path_links.shape[0], dtype=bool)
+    is_first[ptr[:-1]] = True
+    first_hop[path_links[is_first]] = True
+    later_hop[path_links[~is_first]] = True
     both = np.flatnonzero(first_hop & later_hop)
     if both.size:
         raise ValueError(

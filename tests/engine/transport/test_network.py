@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.flows.traffic import permutation
 from engine.presets.scenarios import load_preset
@@ -123,3 +125,46 @@ def test_a_routed_permutation_becomes_classes_over_the_cables_it_uses(catalog, p
     assert np.all(np.isfinite(links.buffer_bytes[links.into_switch]))
     has_ecn = links.ecn_pmax[links.from_switch] > 0
     assert has_ecn.all() if technology == "roce" else not has_ecn.any()
+
+
+def _grouping_reference(ptr, links, sizes, start, fb):
+    """Flow by flow: a dict of (path, bytes, start, delay) to class, in first-seen order."""
+    index: dict[tuple, int] = {}
+    of_flow, first = [], []
+    for f in range(len(ptr) - 1):
+        key = (tuple(links[ptr[f] : ptr[f + 1]]), sizes[f], start[f], fb[f])
+        if key not in index:
+            index[key] = len(first)
+            first.append(f)
+        of_flow.append(index[key])
+    return of_flow, first
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 4), min_size=1, max_size=4),
+            st.sampled_from([1.0, 2.0]),
+            st.sampled_from([0.0, 1e-6]),
+            st.sampled_from([0.0, 2e-6]),
+        ),
+        min_size=0,
+        max_size=30,
+    )
+)
+def test_grouping_matches_the_flow_by_flow_definition(flows) -> None:
+    """Equal flows (path, bytes, start, feedback delay) share a class, classes numbered in
+    the order of their first flow, as the plain loop over flows has it."""
+    ptr = np.zeros(len(flows) + 1, dtype=np.int64)
+    np.cumsum([len(f[0]) for f in flows], out=ptr[1:])
+    links = np.array([x for f in flows for x in f[0]], dtype=np.int64)
+    sizes, start, fb = (np.array([f[i] for f in flows], dtype=float) for i in (1, 2, 3))
+    classes, of_flow = group_into_classes(ptr, links, sizes, start, fb)
+    ref_of_flow, ref_first = _grouping_reference(ptr, links.tolist(), sizes, start, fb)
+    assert of_flow.tolist() == ref_of_flow
+    assert classes.n_classes == len(ref_first)
+    for c, f in enumerate(ref_first):
+        assert classes.path(c).tolist() == links[ptr[f] : ptr[f + 1]].tolist()
+        assert classes.multiplicity[c] == ref_of_flow.count(c)
+        assert classes.bytes[c] == sizes[f] * ref_of_flow.count(c)
