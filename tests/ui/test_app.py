@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLineEdit
 
+from engine.analysis import clear_caches
 from engine.presets.scenarios import load_preset
 from ui.main_window import MainWindow
 
@@ -126,6 +127,7 @@ def test_structural_problem_outlines_the_node_and_skips_evaluation(qtbot, window
 
 
 def test_gui_stays_responsive_during_a_16k_evaluation(qtbot):
+    clear_caches()  # a cold evaluation: seconds of routing and transport, not a lookup
     win = MainWindow(load_preset("h100-ib-ndr-16k"), evaluate_on_start=False)
     qtbot.addWidget(win)
     ticks = []

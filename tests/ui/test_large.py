@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
+from engine.analysis import clear_caches
 from engine.presets.scenarios import load_preset
 from ui.main_window import MainWindow
 
 
 def test_gui_keeps_ticking_while_the_131k_preset_evaluates(qtbot):
+    clear_caches()  # a cold evaluation, as a first look at this fabric is
     win = MainWindow(load_preset("h100-roce-128k"), evaluate_on_start=False)
     qtbot.addWidget(win)
     ticks: list[int] = []
