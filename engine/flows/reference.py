@@ -47,7 +47,8 @@ def max_min_reference(
 def fluid_reference(
     paths: Sequence[Sequence[tuple[int, float]]], capacity: Sequence[float], sizes: Sequence[float]
 ) -> list[float]:
-    """Finish time of every flow of `sizes` bytes, all started at 0, by repeated max-min."""
+    """Finish time of every flow of `sizes` bytes, all started at 0, by repeated max-min
+    (the flow that sets each step ends at it, whatever its bytes round to)."""
     n = len(paths)
     remaining = list(sizes)
     finish = [0.0] * n
@@ -56,12 +57,14 @@ def fluid_reference(
     while any(active):
         current = [paths[f] if active[f] else [] for f in range(n)]
         rates = max_min_reference(current, capacity)
-        dt = min(remaining[f] / rates[f] for f in range(n) if active[f] and rates[f] > 0)
+        moving = [f for f in range(n) if active[f] and rates[f] > 0]
+        first = min(moving, key=lambda f: remaining[f] / rates[f])  # the first at the least
+        dt = remaining[first] / rates[first]
         now += dt
         for f in range(n):
             if active[f]:
                 remaining[f] -= rates[f] * dt
-                if remaining[f] <= 1e-12 * sizes[f]:
+                if f == first or remaining[f] <= 1e-12 * sizes[f]:
                     active[f] = False
                     finish[f] = now
     return finish

@@ -191,7 +191,9 @@ def fluid_kernel(
     Writes each flow's finish time into `finish` and the bytes each link carried into
     `link_bytes`; `event_times` (one slot per flow at most) receives the times rates changed.
     Returns the number of events. Flows that end within a relative 1e-12 of each other end
-    together.
+    together, and the flow that set the step always ends at it: every event ends a flow, so
+    there are never more events than flows, however the bytes round (a size of a few
+    denormal bytes once left crumbs that never finished and wrote past `event_times`).
     """
     n_flows = flow_ptr.shape[0] - 1
     remaining = sizes.copy()
@@ -208,11 +210,13 @@ def fluid_kernel(
     while n_active > 0:
         max_min_kernel(flow_ptr, entry_link, entry_weight, capacity, active, rates)
         dt = np.inf
+        first = -1
         for f in range(n_flows):
             if active[f] and rates[f] > 0.0:
                 t = remaining[f] / rates[f]
                 if t < dt:
                     dt = t
+                    first = f
         if dt == np.inf:
             break  # no active flow can move: zero-capacity bottleneck
         now += dt
@@ -225,7 +229,7 @@ def fluid_kernel(
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
                 link_bytes[entry_link[e]] += entry_weight[e] * moved
             remaining[f] -= moved
-            if remaining[f] <= 1e-12 * sizes[f]:
+            if f == first or remaining[f] <= 1e-12 * sizes[f]:
                 active[f] = False
                 finish[f] = now
                 n_active -= 1

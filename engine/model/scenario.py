@@ -482,4 +482,10 @@ def from_json(text: str, notes: list[str] | None = None) -> Scenario:
             "file",
             "nested too deeply to be a scenario (lists or objects inside each other ~1,000 levels down)",
         ) from None
+    except ValueError:  # Python refuses to read a whole number of more than 4,300 digits
+        raise _fail(
+            "file",
+            "holds a whole number of more than 4,300 digits, past any count or size a "
+            "scenario can have",
+        ) from None
     return scenario_from_dict(data, notes)

@@ -446,11 +446,11 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
                 "kind",
             )
         )
-    if w.message_bytes <= 0:
+    if not w.message_bytes >= 1:
         problems.append(
             Problem(
                 "workload",
-                f"message_bytes must be positive, not {w.message_bytes:g}",
+                f"message_bytes must be at least one byte, not {w.message_bytes:g}",
                 "message_bytes",
             )
         )

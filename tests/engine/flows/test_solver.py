@@ -128,3 +128,17 @@ def test_fluid_matches_reference_and_conserves_bytes(net, data):
     for f, path in enumerate(paths):
         fastest = min(capacity[link] / w for link, w in path)
         assert result.finish[f] >= sizes[f] / fastest * (1 - 1e-9)
+
+
+def test_flows_of_a_few_denormal_bytes_finish_and_never_outnumber_their_events():
+    """Sizes so small that a step's bytes round to crumbs still end, one flow at least per
+    event (without that rule this case never ended: its kernel wrote past the event buffer
+    and corrupted the heap)."""
+    paths = [[(1, 1.0)], [(2, 1.0)], [(1, 1.0)], [(2, 1.0), (0, 1.0)], [(0, 1.0), (2, 1.0)]]
+    capacity = np.array([49.5e9, 7.0, 1.0])
+    sizes = np.array([2.5e-323, 4e-323, 5e-324, 1e-323, 1.5e-323])
+    ptr, links, weights = to_csr(paths)
+    result = simulate_fluid(ptr, links, weights, capacity, sizes)
+    assert np.all(np.isfinite(result.finish)) and result.event_times.shape[0] <= len(paths)
+    reference = fluid_reference(paths, capacity.tolist(), sizes.tolist())
+    np.testing.assert_allclose(result.finish, reference)

@@ -467,7 +467,7 @@ CASES: dict[str, Case] = {
         lambda s: setattr(s.workload, "message_bytes", 0.0),
         "workload",
         "message_bytes",
-        ("message_bytes must be positive",),
+        ("message_bytes must be at least one byte",),
     ),
     # failures
     "failure of unknown switch group": (
