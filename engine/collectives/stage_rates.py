@@ -10,11 +10,10 @@ solves each stage once.
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
+from engine.routing.route_cache import array_digest
 from engine.runtime.lru import ByteLRU
 
 FLUID_MAX_FLOWS = 50_000  # past this the event-driven simulation costs seconds per stage
@@ -34,18 +33,12 @@ def stage_rates(
     on the given paths and link capacities (bytes/s). `paths_key` and `capacity_key`, when
     given, stand for the paths and the capacities in the cache key (the routing cache's key
     names the paths already; hashing them again costs more than a small stage's solve)."""
-    h = hashlib.sha1()
-    h.update(f"{paths_key}|{capacity_key}".encode())
     parts = [sizes]
     if not paths_key:
         parts += [flow_ptr, entry_link, entry_weight]
     if not capacity_key:
         parts.append(capacity)
-    for array in parts:
-        a = np.ascontiguousarray(array)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(memoryview(a).cast("B"))
-    key = h.hexdigest()
+    key = f"{paths_key}|{capacity_key}|{array_digest(*parts)}"
     known = STAGE_RATES.get(key)
     if known is not None:
         return known
