@@ -414,6 +414,17 @@ class CollectiveEngine:
                 best_proto[better] = proto
                 algo_best = np.minimum(algo_best, times)
             curves[algo] = algo_best.tolist()
+        if np.any(best_algo == None):  # noqa: E711 (an object array: elementwise test)
+            size = sizes[np.flatnonzero(best_algo == None)[0]]  # noqa: E711
+            raise ScenarioError(
+                Problem(
+                    "workload",
+                    f"{op} of {int(size):,} bytes takes no finite time on this fabric (every "
+                    "algorithm's links have no usable capacity): check link speeds and "
+                    "header efficiency",
+                    "message_bytes",
+                )
+            )
         factor = bus_factor(op, lay.n)
         rows = []
         for i, size in enumerate(sizes):

@@ -374,11 +374,14 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
         value = getattr(f, name)
         if value is not None and value < 0:
             problems.append(Problem("fabric", f"{name} must not be negative ({value:g})", name))
-    if f.header_efficiency is not None and not 0 < f.header_efficiency <= 1:
+    # No link carries less than half payload: the smallest MTU allowed (256 bytes) under
+    # RoCE's 82 bytes of headers, preamble and gap still keeps 76%.
+    if f.header_efficiency is not None and not 0.5 <= f.header_efficiency <= 1:
         problems.append(
             Problem(
                 "fabric",
-                f"header_efficiency must be in (0, 1], not {f.header_efficiency:g}",
+                f"header_efficiency must be between 0.5 and 1 (the payload share of a link), "
+                f"not {f.header_efficiency:g}",
                 "header_efficiency",
             )
         )

@@ -61,9 +61,18 @@ def check_knobs(knobs: dict[str, float]) -> None:
     for name in ("tp_overlap", "ep_overlap", "cp_overlap", "dp_overlap"):
         if not 0.0 <= knobs[name] <= 1.0:
             raise ScenarioError(Problem(f"{WHERE}.overrides", "must be between 0 and 1", name))
-    if knobs["grad_bytes"] <= 0 or knobs["bucket_params"] < 0:
+    if not knobs["grad_bytes"] >= 1:
         raise ScenarioError(
-            Problem(f"{WHERE}.overrides", "grad_bytes must be > 0, bucket_params ≥ 0")
+            Problem(f"{WHERE}.overrides", "grad_bytes must be at least one byte", "grad_bytes")
+        )
+    bucket = knobs["bucket_params"]
+    if not (bucket == 0 or bucket >= 1):
+        raise ScenarioError(
+            Problem(
+                f"{WHERE}.overrides",
+                "bucket_params must be 0 (Megatron's size) or at least one parameter",
+                "bucket_params",
+            )
         )
     if knobs["max_concurrent_groups"] < 0:
         raise ScenarioError(Problem(f"{WHERE}.overrides", "must be ≥ 0", "max_concurrent_groups"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.catalog.devices import default_catalog
 from engine.collectives.placement import placement
 from engine.collectives.timing import CollectiveEngine
 from engine.model.errors import ScenarioError
@@ -45,3 +46,15 @@ def test_the_fabric_says_what_the_failure_cost(catalog):
     assert "64 of 2,048 cables down (3.1%)" in warnings[0]
     assert "32 of 1,024 GPUs have no working link of their own" in warnings[0]
     assert expand(load_preset("dgx-h100-ib-ndr-1k"), catalog).warnings == []
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # zero capacities divide by zero on the way
+def test_a_collective_with_no_usable_capacity_is_a_refusal_not_a_traceback():
+    """Links that carry nothing leave every algorithm without a finite time: the engine says
+    so by field instead of failing to pick a best algorithm (a KeyError once)."""
+    catalog = default_catalog()
+    fabric = expand(load_preset("rail-only-h100-1k"), catalog)
+    engine = CollectiveEngine(fabric, catalog)
+    engine.capacity = engine.capacity * 0.0
+    with pytest.raises(ScenarioError, match="no finite time"):
+        engine.run("all-reduce", np.arange(16), np.array([2.0**20]), "ring")

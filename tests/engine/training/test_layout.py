@@ -7,6 +7,7 @@ import pytest
 from engine.model.errors import ScenarioError
 from engine.model.scenario import DeviceGroup, Scenario, TrainingJob
 from engine.topology.expand import expand
+from engine.training.knobs import KNOBS, check_knobs
 from engine.training.layout import default_job, resolve_job
 from engine.training.step import train_step
 
@@ -62,3 +63,21 @@ def test_a_lone_server_trains_over_nvlink_only():
     assert (r["layout"]["tp"], r["layout"]["pp"], r["layout"]["dp"]) == (8, 1, 1)
     assert r["comm_s"]["dp"]["raw_s"] == 0.0 and r["comm_s"]["tp"]["raw_s"] > 0.0
     assert any("model states" in n for n in r["notes"])  # 175B does not fit in 8 x 80 GB
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("bucket_params", 1e-320),
+        ("bucket_params", 0.5),
+        ("grad_bytes", 1e-300),
+        ("tp_overlap", 2.0),
+    ],
+)
+def test_a_step_knob_out_of_its_range_is_refused_by_name(knob: str, value: float) -> None:
+    """A denormal bucket once made the bucket count infinite (OverflowError); every knob
+    outside its range is a refusal naming the knob."""
+    knobs = {k: v[0] for k, v in KNOBS.items()} | {knob: value}
+    with pytest.raises(ScenarioError) as info:
+        check_knobs(knobs)
+    assert info.value.problems[0].field == knob
