@@ -35,6 +35,7 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.simulate import simulate
+from engine.transport.tables import HistoryTooLongError
 
 
 def permutation_transport(
@@ -67,7 +68,10 @@ def permutation_transport(
     known = STEADY_STATES.get(key)
     if known is None:
         stop = None if progress is None else Progress(None, progress.should_stop)
-        known = _steady_rates(network, config, stop)
+        try:
+            known = _steady_rates(network, config, stop)
+        except HistoryTooLongError as exc:
+            return {"note": f"not run: {exc}"}
         STEADY_STATES.put(key, known)
     class_rate, figures = known
     return _summary(network, routed, line_rate_Bps, class_rate, figures)

@@ -45,6 +45,7 @@ from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link, expand
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
 from engine.transport.result import TransportResult
 from engine.transport.simulate import simulate
+from engine.transport.tables import HistoryTooLongError
 
 SERIES_POINTS = 400  # time-series rows kept per series
 HOTTEST_PORTS = 10
@@ -105,12 +106,15 @@ def transport_study(
         )
     config = scenario_transport_config(scenario, catalog)
     checkpoint(progress, 0.3, "transport")
-    result = simulate(
-        network,
-        config,
-        workload.horizon_s or None,
-        progress=None if progress is None else progress.part(0.3, 0.95),
-    )
+    try:
+        result = simulate(
+            network,
+            config,
+            workload.horizon_s or None,
+            progress=None if progress is None else progress.part(0.3, 0.95),
+        )
+    except HistoryTooLongError as exc:
+        raise ScenarioError(Problem("fabric", str(exc), "switch_latency_ns")) from None
     checkpoint(progress, 0.95, "summary")
     used = np.unique(routed.entry_link[fabric.network_link_mask()[routed.entry_link]])
     if used.shape[0] != network.links.n_links:

@@ -35,7 +35,7 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.simulate import simulate
-from engine.transport.tables import build_tables
+from engine.transport.tables import HistoryTooLongError, build_tables
 
 REFERENCE_BYTES = 2**30  # bytes per unit of share: a transfer that outlasts its transient
 # Past this many distinct paths the class-step budget buys under 0.4 ms of simulated time,
@@ -133,9 +133,12 @@ def stage_transport(
     if known is not None:
         return known
     # Cancel is heard between the run's windows; the collective reports its own progress.
-    verdict = _run(
-        network, config, None if progress is None else Progress(None, progress.should_stop)
-    )
+    try:
+        verdict = _run(
+            network, config, None if progress is None else Progress(None, progress.should_stop)
+        )
+    except HistoryTooLongError as exc:
+        verdict = _skipped(f"not run through the transport: {exc}; timed at the ideal")
     VERDICTS.put(key, verdict)
     return verdict
 

@@ -2,8 +2,9 @@
 
 A method marked `reads` or `writes` turns any ``sqlite3`` error into the library's
 `LibraryError` (through the library's own `_explain`, which knows the file, the wait and
-whether a newer FabricLab wrote it), and text that is not UTF-8, which Python's sqlite3
-meets reading a damaged row, into the damage it is. They live apart from the store so the
+whether a newer FabricLab wrote it), text that is not UTF-8, which Python's sqlite3
+meets reading a damaged row, into the damage it is, and asked-for text that cannot be
+Unicode (a lone surrogate from a command line's stray bytes) into a clear refusal. They live apart from the store so the
 scenario methods (`engine.library.store`) and the measurement methods
 (`engine.library.measurements`) share them.
 """
@@ -15,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from engine.library.errors import not_utf8
+from engine.library.errors import LibraryError, not_utf8
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,6 +34,12 @@ def guard(doing: str) -> Callable[[F], F]:
                 raise self._explain(exc, doing) from None
             except UnicodeDecodeError:
                 raise not_utf8(self.path) from None
+            except UnicodeEncodeError as exc:  # text asked for (a name, a search) that
+                # cannot be Unicode: a command line's bytes that were not UTF-8
+                raise LibraryError(
+                    f"{exc.object[exc.start : exc.end]!r} in {exc.object!r} is not text "
+                    "(bytes that are not UTF-8); type the name or search again"
+                ) from None
 
         return guarded  # type: ignore[return-value]
 

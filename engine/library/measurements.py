@@ -154,7 +154,7 @@ class MeasurementShelf:
         who = f"measurement {name!r}" if isinstance(name, str) else "a measurement"
         try:
             decoded = json.loads(points)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # RecursionError: nested past reason
             decoded = None
         if not isinstance(decoded, list):
             raise damaged(self.path, f"the points of {who} are not a JSON list")

@@ -216,14 +216,43 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
     return tables, derived
 
 
+# The histories a run keeps (PFC pause requests per link, feedback per class, one row per
+# step of delay) may use this much memory; a delay past it is no fabric's (seconds of path).
+MAX_HISTORY_BYTES = 512 * 2**20
+
+
+class HistoryTooLongError(ValueError):
+    """The fabric's delays need more history than a transport run may keep."""
+
+
+def history_bytes(tables: Tables) -> tuple[int, int, int]:
+    """Bytes of the delay histories of a run of `tables`: PFC requests (one bool per link
+    per step of reaction delay) and feedback (three floats per class per step of feedback
+    delay); with both widths."""
+    n_links = tables.links.capacity.shape[0]
+    n_classes = tables.classes.size.shape[0]
+    ring_width = int(tables.links.react_steps.max(initial=1)) + 1
+    fb_width = int(tables.classes.feedback_steps.max(initial=0)) + 1
+    return ring_width * n_links + 24 * fb_width * n_classes, ring_width, fb_width
+
+
 def initial_state(tables: Tables, config: TransportConfig) -> State:
-    """Empty queues, every flow at line rate (DCQCN's start), IB CC index at its floor."""
+    """Empty queues, every flow at line rate (DCQCN's start), IB CC index at its floor.
+
+    Raises `HistoryTooLongError` when the delay histories would pass `MAX_HISTORY_BYTES`
+    (a path latency of a second, say), before allocating them."""
     n_links = tables.links.capacity.shape[0]
     n_entries = tables.entries.link.shape[0]
     cl = tables.classes
     n_classes = cl.size.shape[0]
-    ring_width = int(tables.links.react_steps.max(initial=1)) + 1
-    fb_width = int(cl.feedback_steps.max(initial=0)) + 1
+    needed, ring_width, fb_width = history_bytes(tables)
+    if needed > MAX_HISTORY_BYTES:
+        delay_s = max(ring_width, fb_width) * tables.knobs.dt
+        raise HistoryTooLongError(
+            f"delays of up to {delay_s * 1e6:,.0f} us at a {tables.knobs.dt * 1e9:g} ns step "
+            f"need {needed / 2**30:,.1f} GiB of pause and feedback history (at most "
+            f"{MAX_HISTORY_BYTES / 2**20:,.0f} MiB): a latency this long is no fabric's"
+        )
     line = cl.line_rate
     return State(
         links=LinkState(

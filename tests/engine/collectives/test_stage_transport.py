@@ -90,3 +90,18 @@ def test_infiniband_knobs_move_busbw_the_way_their_mechanisms_say(catalog):
     long_cable, _ = ring_busbw(catalog, "qm9700", **{"bundles.1.length_m": "500"})
     assert with_cc > base
     assert long_cable < base
+
+
+def test_a_latency_of_seconds_runs_at_the_ideal_with_a_note_not_out_of_memory():
+    """A switch latency of a second would need hundreds of GiB of pause and feedback
+    history; the stage and the permutation say so and run at the ideal instead."""
+    from engine.analysis import evaluate
+    from engine.presets.scenarios import load_preset
+
+    scenario = apply_override(
+        load_preset("hgx-h100-roce-ecmp-1k"), "fabric.switch_latency_ns", "1e9"
+    )
+    result = evaluate(scenario, parts=("permutation", "collective"))
+    assert "GiB of pause and feedback history" in result.permutation.transport.note
+    notes = [row.transport_note for row in result.collective.breakdown]
+    assert any("timed at the ideal" in note for note in notes)

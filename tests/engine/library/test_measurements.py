@@ -138,6 +138,28 @@ def test_damaged_points_are_named(library_path):
             lib.measurements()
 
 
+def test_points_nested_past_reason_are_damage_not_a_recursion_error(library_path):
+    with Library(library_path) as lib:
+        import_nccl_tests(lib, ALL_REDUCE, name="deep")
+    conn = sqlite3.connect(library_path, isolation_level=None)
+    conn.execute("update measurements set points = ? where name = 'deep'", ["[" * 100_000])
+    conn.close()
+    with (
+        Library(library_path) as lib,
+        pytest.raises(LibraryError, match="measurement 'deep' are not a JSON list"),
+    ):
+        lib.measurements()
+
+
+def test_text_that_cannot_be_unicode_is_a_refusal_not_a_traceback(library_path):
+    """A command line's stray byte arrives as a lone surrogate; asked of the library, it is
+    a clear refusal (it once reached SQLite and raised UnicodeEncodeError)."""
+    with Library(library_path) as lib:
+        for ask in (lib.search, lib.load, lib.versions):
+            with pytest.raises(LibraryError, match="not text"):
+                ask("seed\udcff")
+
+
 def test_points_of_another_shape_are_a_library_error(library_path):
     with Library(library_path) as lib:
         import_nccl_tests(lib, ALL_REDUCE, name="odd")

@@ -427,6 +427,13 @@ CASES: dict[str, Case] = {
         "header_efficiency",
         ("must be between 0.5 and 1",),
     ),
+    "compute efficiency denormal": (
+        leaf_spine_128,
+        lambda s: setattr(s.workload.training, "compute_efficiency", 1e-320),
+        "workload.training",
+        "compute_efficiency",
+        ("between 0.01 and 1",),
+    ),
     "header efficiency denormal": (
         leaf_spine_128,
         lambda s: setattr(s.fabric, "header_efficiency", 1e-320),
