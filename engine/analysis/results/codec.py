@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import numbers
 import types
 import typing
@@ -61,6 +62,18 @@ def build(cls: type[T], data: Any, where: str = "") -> T:
     return _read(cls, data, where or cls.__name__)
 
 
+def finite_or_null(value: Any) -> Any:
+    """`value` with every infinite or NaN float replaced by None: JSON has no number for
+    them, and a reader of strict JSON must not meet ``Infinity``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
+
+
 class JsonResult:
     """What every result of the door can do: its dict, its JSON text and back.
 
@@ -75,8 +88,14 @@ class JsonResult:
         return plain(self)
 
     def to_json(self) -> str:
-        """The JSON text the CLI prints for ``--json`` (two-space indent)."""
-        return json.dumps(self.to_dict(), indent=2, default=type(self).JSON_DEFAULT)
+        """The JSON text the CLI prints for ``--json`` (two-space indent): strict JSON, so
+        a figure with no finite value (an infinite time, say) is ``null``."""
+        return json.dumps(
+            finite_or_null(self.to_dict()),
+            indent=2,
+            default=type(self).JSON_DEFAULT,
+            allow_nan=False,
+        )
 
     @classmethod
     def from_dict(cls: type[T], data: Any) -> T:

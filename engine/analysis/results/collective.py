@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.analysis.results.codec import JsonResult, plain
+from engine.analysis.results.codec import JsonResult, finite_or_null, plain
 from engine.analysis.results.fabric import HotLink, TierUtilization
 
 
@@ -73,7 +73,7 @@ class CollectiveSummary(JsonResult):
     def rows_json(self) -> str:
         """The rows alone as JSON text: what ``collective --json`` prints (one object per
         size, as nccl-tests prints one line per size)."""
-        return json.dumps(plain(self.rows), indent=2)
+        return json.dumps(finite_or_null(plain(self.rows)), indent=2, allow_nan=False)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
@@ -188,3 +189,11 @@ def test_a_sweep_result_is_frozen_and_writes_the_cli_json(scenario):
     assert isinstance(result.results, tuple) and result.grid().shape == (2,)
     data = json.loads(result.to_json())
     assert data == {"metric": "busbw_GBps", "table": result.table(), "errors": {}}
+
+
+def test_json_is_strict_an_infinite_figure_is_null(probes):
+    """`--json` is strict JSON: a figure without a finite value reads as null, never as
+    Infinity or NaN (which most JSON readers refuse)."""
+    step = dataclasses.replace(probes["training"], step_s=math.inf, mfu=math.nan)
+    data = json.loads(step.to_json(), parse_constant=lambda name: pytest.fail(name))
+    assert data["step_s"] is None and data["mfu"] is None
