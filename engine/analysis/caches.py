@@ -22,6 +22,7 @@ from engine.runtime.lru import ByteLRU
 CACHES: dict[str, ByteLRU] = {
     "routes": route_cache.ROUTES,
     "routing tables": route_cache.TABLES,
+    "path latencies": route_cache.LATENCIES,
     "stage rates": STAGE_RATES,
     "transport": VERDICTS,
     "steady states": STEADY_STATES,

@@ -26,7 +26,8 @@ from engine.analysis.results import (
     TrainingResult,
 )
 from engine.catalog.devices import Catalog, default_catalog
-from engine.flows.solver import link_loads, max_min_rates
+from engine.collectives.stage_rates import route_rates
+from engine.flows.solver import link_loads
 from engine.flows.traffic import permutation
 from engine.flows.utilization import (
     hottest_links,
@@ -96,8 +97,9 @@ def permutation_test(
     t_route = time.perf_counter() - t0
     checkpoint(progress, 0.7, "max-min rates")
     t0 = time.perf_counter()
-    rates = max_min_rates(
-        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity
+    # The route's key names the fabric's capacities too: the same paths, the same rates.
+    rates = route_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
     )
     t_solve = time.perf_counter() - t0
     checkpoint(progress, 0.8, "transport")

@@ -55,3 +55,24 @@ def stage_rates(
     answer[1].flags.writeable = False  # shared by every later caller
     STAGE_RATES.put(key, answer)
     return answer
+
+
+def route_rates(
+    flow_ptr: np.ndarray,
+    entry_link: np.ndarray,
+    entry_weight: np.ndarray,
+    capacity: np.ndarray,
+    paths_key: str = "",
+) -> np.ndarray:
+    """Max-min fair rates (bytes/s) of routed flows on links of `capacity`; kept by
+    `paths_key` when given (the routing cache's key, which names the fabric's capacities
+    too: pass it only with the capacities the router saw)."""
+    key = f"rates|{paths_key}" if paths_key else ""
+    known = STAGE_RATES.get(key) if key else None
+    if known is not None:
+        return known[1]
+    rates = max_min_rates(flow_ptr, entry_link, entry_weight, capacity)
+    if key:
+        rates.flags.writeable = False
+        STAGE_RATES.put(key, (0.0, rates))
+    return rates

@@ -5,9 +5,10 @@ to a new `Fabric` whose links, capacities, GPUs and switch groups are those of t
 one. Routing reads exactly those, so it does not run again: `routing_digest` is a hash of
 everything the router reads of a fabric (never the link latencies, which a route only sums
 afterwards), `TABLES` keeps the router's tables (adjacency, ECMP salts and the distance rows
-it has computed so far) per digest, and `ROUTES` keeps each routed traffic pattern per digest,
-policy and demand. Both are least-recently-used caches bounded in bytes, shared by every
-caller in the process (the app's worker, a sweep, the CLI), and safe to use from threads.
+it has computed so far) per digest, `ROUTES` keeps each routed traffic pattern per digest,
+policy and demand, and `LATENCIES` the path latencies of each pattern per set of link
+latencies. All three are least-recently-used caches bounded in bytes, shared by every caller
+in the process (the app's worker, a sweep, the CLI), and safe to use from threads.
 """
 
 from __future__ import annotations
@@ -62,9 +63,12 @@ def array_digest(*arrays: np.ndarray) -> str:
 
 TABLES: ByteLRU[Any] = ByteLRU(TABLES_BYTES)
 ROUTES: ByteLRU[Any] = ByteLRU(ROUTES_BYTES)
+# Path latencies per route and link latencies (a sweep of a timing field sums them once).
+LATENCIES: ByteLRU[np.ndarray] = ByteLRU(128 * 2**20)
 
 
 def clear() -> None:
-    """Forget every routing table and route (a cold start)."""
+    """Forget every routing table, route and path latency (a cold start)."""
     TABLES.clear()
     ROUTES.clear()
+    LATENCIES.clear()

@@ -28,7 +28,13 @@ from engine.routing.kernels import (
     UNREACHABLE,
     route_flows,
 )
-from engine.routing.route_cache import ROUTES, TABLES, array_digest, routing_digest
+from engine.routing.route_cache import (
+    LATENCIES,
+    ROUTES,
+    TABLES,
+    array_digest,
+    routing_digest,
+)
 from engine.routing.structures import Flows, Graph, Links, Paths
 from engine.topology.expand import NODE_SWITCH, Fabric
 from engine.topology.graph_kernels import component_labels, distances_to_targets
@@ -190,6 +196,7 @@ class Router:
             tables = _Tables(fabric)
             TABLES.put(self.digest, tables)
         self._t = tables
+        self._latency_key: str | None = None  # names this fabric's link latencies, when asked
         self.reused_routes = 0  # routes this router took from the cache
 
     def node_salt(self, hash_scope: str) -> np.ndarray:
@@ -302,20 +309,28 @@ class Router:
             ROUTES.put(key, paths)
         else:
             self.reused_routes += 1
-        return replace(self._with_bytes_and_latency(paths, nbytes, q), key=key)
+        return replace(self._with_bytes_and_latency(paths, nbytes, q, key), key=key)
 
     def _with_bytes_and_latency(
-        self, paths: RoutedFlows, nbytes: np.ndarray, q: int
+        self, paths: RoutedFlows, nbytes: np.ndarray, q: int, key: str
     ) -> RoutedFlows:
-        """`paths` with this call's bytes per flow and this fabric's path latencies."""
-        latency = (
-            np.add.reduceat(
-                paths.entry_weight * self.fabric.link_latency[paths.entry_link],
-                paths.flow_ptr[:-1],
+        """`paths` (kept under `key`) with this call's bytes per flow and this fabric's path
+        latencies (kept per paths and link latencies: a sweep of anything else reuses them)."""
+        if self._latency_key is None:
+            self._latency_key = array_digest(self.fabric.link_latency)
+        latency_key = f"{key}|{self._latency_key}"
+        latency = LATENCIES.get(latency_key)
+        if latency is None:
+            latency = (
+                np.add.reduceat(
+                    paths.entry_weight * self.fabric.link_latency[paths.entry_link],
+                    paths.flow_ptr[:-1],
+                )
+                if paths.entry_link.shape[0]
+                else np.zeros(0)
             )
-            if paths.entry_link.shape[0]
-            else np.zeros(0)
-        )
+            latency.flags.writeable = False
+            LATENCIES.put(latency_key, latency)
         return replace(paths, flow_bytes=nbytes[paths.connection] / q, latency=latency)
 
     def _route(
