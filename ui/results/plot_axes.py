@@ -58,6 +58,39 @@ def _round_tick(exponent: float) -> bool:
     return mantissa in LABELLED_MANTISSAS
 
 
+# Name endings that say a value's unit (the engine's naming rule), as an axis title shows it.
+UNIT_SUFFIXES = {
+    "_ns": "ns",
+    "_us": "µs",
+    "_ms": "ms",
+    "_s": "s",
+    "_gbps": "Gb/s",
+    "_GBps": "GB/s",
+    "_Bps": "B/s",
+    "_bytes": "B",
+    "_m": "m",
+    "_usd": "USD",
+    "_w": "W",
+    "_gb": "GB",
+}
+# Words a title spells in capitals.
+ACRONYMS = {"gpu": "GPU", "mfu": "MFU", "ecn": "ECN", "pfc": "PFC", "mtu": "MTU", "nic": "NIC"}
+
+
+def axis_title(name: str) -> str:
+    """A sweep's parameter or metric name as words with its unit: ``fabric.switch_latency_ns``
+    reads "switch latency (ns)", ``busbw_GBps`` "busbw (GB/s)", ``gpu_utilization`` "GPU
+    utilization" (the last part of a dotted path; the unit from the name's ending)."""
+    last = name.rsplit(".", 1)[-1]
+    unit = None
+    for suffix, text in UNIT_SUFFIXES.items():
+        if last.endswith(suffix) and len(last) > len(suffix):
+            last, unit = last[: -len(suffix)], text
+            break
+    words = " ".join(ACRONYMS.get(w.lower(), w) for w in last.split("_") if w)
+    return f"{words} ({unit})" if unit else words
+
+
 def result_plot(
     name: str,
     x_title: str,

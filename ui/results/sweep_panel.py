@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from engine.analysis import METRICS, SweepPoint, SweepResult, sweep_points
 from engine.model.errors import ScenarioError
 from ui.document.document import ScenarioDocument
+from ui.results.plot_axes import axis_title
 from ui.results.plot_export import ExportButton, ExportTarget, write_csv
 from ui.work.tasks import Task, TaskWorker
 
@@ -90,10 +91,14 @@ class SweepPanel(QWidget):
         self.message.setObjectName("sweepMessage")
         self.message.setWordWrap(True)
 
+        self._columns = ("value", "metric")  # the CSV header, set by each run
         self.plot = pg.PlotWidget()
         self.plot.setObjectName("sweepPlot")
         self.plot.setBackground("w")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
+        for side in ("bottom", "left"):
+            # Plain numbers on the ticks; a "(x0.001)" scale beside a title reads as noise.
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.curve = self.plot.plot(
             pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=6, symbolBrush="#1f77b4"
         )
@@ -131,8 +136,9 @@ class SweepPanel(QWidget):
         self.curve.setData([], [])
         param = self.param_edit.text().strip()
         metric = self.metric_combo.currentText()
-        self.plot.setLabel("bottom", param)
-        self.plot.setLabel("left", metric)
+        self._columns = (param, metric)  # the CSV's header: the names a script reads back
+        self.plot.setLabel("bottom", axis_title(param))
+        self.plot.setLabel("left", axis_title(metric))
         self.message.setStyleSheet("")
         self.message.setText("Checking the points…")
         self.progress.setRange(0, 0)
@@ -153,9 +159,9 @@ class SweepPanel(QWidget):
         return self.worker.submit(KEY, job)
 
     def export_csv(self, path: str) -> None:
-        """The sweep's points as CSV: the parameter's value and the metric, sorted by value."""
-        param = self.plot.getAxis("bottom").labelText or "value"
-        metric = self.plot.getAxis("left").labelText or "metric"
+        """The sweep's points as CSV: the parameter's value and the metric, sorted by value,
+        under their field names (the plot's axes show them as words)."""
+        param, metric = self._columns
         write_csv(path, [param, metric], [[x, y] for x, y in sorted(self.points)])
 
     def cancel(self) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from engine.analysis import SweepPoint
 from ui.main_window import MainWindow
+from ui.results.plot_axes import axis_title
 
 TIMEOUT_MS = 60_000
 # the module, not the `sweep` function `engine.analysis` exports under the same name
@@ -48,6 +49,10 @@ def test_a_small_sweep_draws_three_points(qtbot, win):
     assert panel.progress.value() == 3 and panel.progress.maximum() == 3
     assert "done" in panel.message.text()
     assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+    # The axes say what the user sees in words and units, without a "(x0.001)" scale.
+    assert panel.plot.getAxis("bottom").labelText == "switch latency (ns)"
+    assert panel.plot.getAxis("left").labelText == axis_title(panel.metric_combo.currentText())
+    assert not panel.plot.getAxis("left").autoSIPrefix
 
 
 def test_cancel_after_the_first_point_keeps_the_finished_points(qtbot, win, monkeypatch):
@@ -111,3 +116,19 @@ def test_the_sweep_curve_exports_as_csv_and_svg(qtbot, win, tmp_path, monkeypatc
     assert sorted(float(r[1]) for r in rows[1:]) == sorted(ys)
     root = ET.parse(tmp_path / "sweep.svg").getroot()
     assert root.tag.endswith("svg") and any(e.tag.endswith("path") for e in root.iter())
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("fabric.switch_latency_ns", "switch latency (ns)"),
+        ("busbw_GBps", "busbw (GB/s)"),
+        ("gpu_utilization", "GPU utilization"),
+        ("bundles.leaf-spine.speed_gbps", "speed (Gb/s)"),
+        ("collective_time_s", "collective time (s)"),
+        ("cost_per_gpu_usd", "cost per GPU (USD)"),
+        ("mfu", "MFU"),
+    ],
+)
+def test_axis_titles_are_words_with_units(name, title):
+    assert axis_title(name) == title
