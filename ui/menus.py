@@ -13,6 +13,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu
 
+from ui.help import ShortcutsDialog, open_user_guide
 from ui.library.session import LibrarySession
 from ui.settings import SettingsStore
 from ui.theme import add_theme_actions
@@ -33,6 +34,13 @@ class WindowMenus:
     """
 
     store: SettingsStore
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        """Open Help > Keyboard shortcuts: every action with its keys."""
+        dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog = dialog
+        dialog.open()
+        return dialog
 
     def _build_actions(self, *docks: QDockWidget) -> None:
         stack = self.document.undo_stack
@@ -108,6 +116,15 @@ class WindowMenus:
         run_menu = self.run_menu = menu.addMenu("&Run")
         run_menu.addActions([self.evaluate_action, self.cancel_action])
         help_menu = menu.addMenu("&Help")
+        # owned by the window, so their keys work wherever its focus is (not only in the menu)
+        self.guide_action = QAction("&User guide", self)
+        self.guide_action.setShortcut(QKeySequence("F1"))
+        self.guide_action.triggered.connect(lambda: open_user_guide(self))
+        self.shortcuts_action = QAction("&Keyboard shortcuts", self)
+        self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        help_menu.addActions([self.guide_action, self.shortcuts_action])
+        help_menu.addSeparator()
         self.about_action = help_menu.addAction("&About FabricLab")
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.about_action.triggered.connect(self.show_about)
