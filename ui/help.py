@@ -56,11 +56,11 @@ class ShortcutsDialog(QDialog):
             self.table.setItem(r, 1, QTableWidgetItem(keys))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.resizeColumnToContents(1)
-        note_buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        note_buttons.rejected.connect(self.reject)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
-        layout.addWidget(note_buttons)
+        layout.addWidget(buttons)
         self.resize(460, 520)
 
 

@@ -384,7 +384,9 @@ class MainWindow(WindowMenus, QMainWindow):
                 f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
             )
             self.statusBar().showMessage(message)
-            self.results.mark_stale("the scenario has problems; it was not evaluated")
+            self.results.mark_stale(
+                "the scenario has problems, listed under Problems; not evaluated"
+            )
             return None
         scenario = self.document.scenario
         request = self.worker.submit(scenario)

@@ -1,11 +1,12 @@
 """The engine's work caches, seen from the door: how much a run reused, and a cold start.
 
 An evaluation runs in stages, and the expensive ones keep their results keyed by a hash of
-exactly the inputs they read: routing tables and routes (`engine.routing.route_cache`: the
-fabric's graph, the routing policy and the demand, never a latency), each collective
-stage's max-min timing (`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict
-of each collective stage (`engine.collectives.stage_transport`: every link and flow-class
-figure and the transport settings) and the permutation's steady state
+exactly the inputs they read: routing tables, routes and path latencies
+(`engine.routing.route_cache`: the fabric's graph, the routing policy and the demand; the
+link latencies only for the path sums), each collective stage's max-min timing
+(`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict of each
+collective stage (`engine.collectives.stage_transport`: the kernel's tables and the
+transport settings) and the permutation's steady state
 (`engine.analysis.permutation_transport`). An edit therefore re-runs the stages downstream
 of the fields it changed and reuses the rest; a cache entry can never outlive an edit of an
 input it reads, because that edit changes its key. Each cache is bounded in bytes.

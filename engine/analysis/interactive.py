@@ -30,8 +30,8 @@ def run_evaluation(
     server). ``scenario`` is the scenario's JSON document: GPU utilization vs switch latency
     (`engine.analysis.latency`) is computed from it only when the Training tab asks, because
     it costs more than the 0.2 s edit-to-plot budget. ``ui_elapsed_s`` is the wall time of
-    the whole run, ``reused`` what the engine's caches saved it. `progress` hears how far the run got and stops it (`RunCancelledError`)
-    when it says so.
+    the whole run, ``reused`` what the engine's caches saved it. `progress` hears how far
+    the run got and stops it (`RunCancelledError`) when it says so.
     """
     from engine.model.scenario import scenario_to_dict
 

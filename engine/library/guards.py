@@ -4,9 +4,9 @@ A method marked `reads` or `writes` turns any ``sqlite3`` error into the library
 `LibraryError` (through the library's own `_explain`, which knows the file, the wait and
 whether a newer FabricLab wrote it), text that is not UTF-8, which Python's sqlite3
 meets reading a damaged row, into the damage it is, and asked-for text that cannot be
-Unicode (a lone surrogate from a command line's stray bytes) into a clear refusal. They live apart from the store so the
-scenario methods (`engine.library.store`) and the measurement methods
-(`engine.library.measurements`) share them.
+Unicode (a lone surrogate from a command line's stray bytes) into a clear refusal. They
+live apart from the store so the scenario methods (`engine.library.store`) and the
+measurement methods (`engine.library.measurements`) share them.
 """
 
 from __future__ import annotations

@@ -197,7 +197,6 @@ class Router:
             TABLES.put(self.digest, tables)
         self._t = tables
         self._latency_key: str | None = None  # names this fabric's link latencies, when asked
-        self.reused_routes = 0  # routes this router took from the cache
 
     def node_salt(self, hash_scope: str) -> np.ndarray:
         """Per node: the salt of its ECMP hash function under `hash_scope` (cached).
@@ -307,8 +306,6 @@ class Router:
                 if isinstance(array, np.ndarray):
                     array.flags.writeable = False  # shared by every later caller
             ROUTES.put(key, paths)
-        else:
-            self.reused_routes += 1
         return replace(self._with_bytes_and_latency(paths, nbytes, q, key), key=key)
 
     def _with_bytes_and_latency(
