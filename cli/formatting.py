@@ -123,9 +123,15 @@ def format_training(step: TrainingResult) -> str:
     lines = [
         f"training step: {step.model} " + " ".join(f"{k}={v}" for k, v in step.layout.items()),
         f"  step {step.step_s:.3f} s = compute {step.compute_s:.3f} s + exposed communication "
-        f"{step.exposed_comm_s:.3f} s + pipeline bubble {step.bubble_s:.3f} s",
+        f"{step.exposed_comm_s:.3f} s + pipeline bubble {step.bubble_s:.3f} s + optimizer "
+        f"{step.optimizer_s:.3f} s  ({step.schedule}, recompute {step.recompute})",
         f"  GPU utilization {step.gpu_utilization:.1%}   MFU {step.mfu:.1%}   "
         f"{step.tokens_per_s:,.0f} tokens/s",
+        "  compute by kernel: "
+        + ", ".join(f"{k.replace('_', ' ')} {v:.3f} s" for k, v in step.compute_parts_s.items())
+        + f"  (compute phase at {step.compute_efficiency:.1%} of peak)",
+        f"  memory per GPU: model states {step.model_state_bytes_per_gpu / 1e9:,.1f} GB + "
+        f"activations {step.activation_bytes_per_gpu / 1e9:,.1f} GB",
     ]
     for kind, c in step.comm_s.items():
         lines.append(

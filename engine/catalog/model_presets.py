@@ -77,6 +77,14 @@ SOURCES: dict[str, Source] = {
             "H",
         ),
         Source(
+            "mt-nlg",
+            "Smith et al., 'Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B', "
+            "arXiv 2201.11990 (section 3: 105 layers, hidden 20,480, 128 heads, sequence 2,048)",
+            "https://arxiv.org/abs/2201.11990",
+            "2022-01",
+            "H",
+        ),
+        Source(
             "nemo-mixtral",
             "NVIDIA NeMo recipe nemo/collections/llm/recipes/mixtral_8x7b.py (commit 0067c7b5)",
             "https://github.com/NVIDIA/NeMo/blob/main/nemo/collections/llm/recipes/mixtral_8x7b.py",
@@ -85,15 +93,6 @@ SOURCES: dict[str, Source] = {
         ),
     )
 }
-
-# One reason for the default compute efficiency, shared by every preset (not fitted to any
-# measured step time or MFU).
-EFFICIENCY_ASSUMPTION = (
-    "assumption: large BF16 GEMMs on an H100 SXM sustain roughly 70% of the 989 TFLOP/s "
-    "dense peak, a boost-clock figure the 700 W card does not hold under full tensor-core "
-    "load; attention, norm and element-wise kernels are counted at the same rate, so this "
-    "is an upper bound on MFU. Not fitted to any step-time or MFU measurement."
-)
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class ModelPreset:
     `micro_batch` and `global_batch` (sequences), `seq_len` (tokens per sequence),
     `sequence_parallel`, `zero_stage`, `pp_outermost` (Megatron's rank order
     tp-cp-ep-dp-pp when true, Llama 3's tp-cp-pp-dp when false), `reference_gpus` (the GPU
-    count the layout was published for) and `compute_efficiency`.
+    count the layout was published for).
     """
 
     id: str
@@ -152,7 +151,6 @@ class ModelPreset:
     zero_stage: int
     pp_outermost: bool
     reference_gpus: int
-    compute_efficiency: float
     provenance: dict[str, Provenance] = field(default_factory=dict)
 
     @property
@@ -211,7 +209,6 @@ def _gpt3_175b() -> ModelPreset:
         zero_stage=0,
         pp_outermost=True,
         reference_gpus=1536,
-        compute_efficiency=0.7,
         provenance={
             "layers": _p("mlcommons-gpt3", "--num-layers 96 (Brown et al. Table 2.1: n_layers 96)"),
             "d_model": _p("mlcommons-gpt3", "--hidden-size 12288 (Brown et al.: d_model 12288)"),
@@ -254,7 +251,6 @@ def _gpt3_175b() -> ModelPreset:
                 "Megatron places tensor-parallel ranks innermost, pipeline outermost",
             ),
             "reference_gpus": _p("megatron-sc21", sc21),
-            "compute_efficiency": _p(None, EFFICIENCY_ASSUMPTION),
         },
     )
 
@@ -290,7 +286,6 @@ def _llama3_70b() -> ModelPreset:
         zero_stage=1,
         pp_outermost=True,
         reference_gpus=32,
-        compute_efficiency=0.7,
         provenance={
             "layers": _p("llama3", t3),
             "d_model": _p("llama3", t3),
@@ -323,7 +318,6 @@ def _llama3_70b() -> ModelPreset:
             ),
             "pp_outermost": _p("nemo-llama3-70b", "MegatronStrategy: Megatron-core rank order"),
             "reference_gpus": _p("nemo-llama3-70b", nemo),
-            "compute_efficiency": _p(None, EFFICIENCY_ASSUMPTION),
         },
     )
 
@@ -357,7 +351,6 @@ def _llama3_405b() -> ModelPreset:
         zero_stage=2,
         pp_outermost=False,
         reference_gpus=16384,
-        compute_efficiency=0.7,
         provenance={
             "layers": _p("llama3", t3),
             "d_model": _p("llama3", t3),
@@ -405,7 +398,69 @@ def _llama3_405b() -> ModelPreset:
                 "llama3", "ranks ordered [TP, CP, PP, DP]: data parallel outermost (section 3.3.2)"
             ),
             "reference_gpus": _p("llama3", t4),
-            "compute_efficiency": _p(None, EFFICIENCY_ASSUMPTION),
+        },
+    )
+
+
+def _mt_nlg_530b() -> ModelPreset:
+    shape = "105 layers, hidden 20,480, 128 attention heads, sequence 2,048 (section 3)"
+    sc21 = "Table 2, 530B with PTD-P: TP 8, PP 35, batch 2,240, 560-2,240 A100s"
+    return ModelPreset(
+        id="mt-nlg-530b",
+        name="Megatron-Turing NLG 530B",
+        layers=105,
+        d_model=20480,
+        ffn=4 * 20480,
+        heads=128,
+        kv_heads=128,
+        vocab=51200,
+        gated_mlp=False,
+        experts=0,
+        top_k=1,
+        tied_embeddings=True,
+        position_embeddings=2048,
+        seq_len=2048,
+        tp=8,
+        pp=35,
+        cp=1,
+        ep=1,
+        virtual_stages=1,
+        micro_batch=1,
+        global_batch=2240,
+        sequence_parallel=False,
+        zero_stage=0,
+        pp_outermost=True,
+        reference_gpus=2240,
+        provenance={
+            "layers": _p("mt-nlg", shape),
+            "d_model": _p("mt-nlg", shape),
+            "ffn": _p("megatron-sc21", "GPT architecture: feed-forward four times the hidden size"),
+            "heads": _p("mt-nlg", shape),
+            "kv_heads": _p("mt-nlg", "multi-head attention: one key/value head per query head"),
+            "vocab": _p("megatron-sc21", "all models use a vocabulary of 51,200 (section 5.1)"),
+            "gated_mlp": _p("mt-nlg", "GPT-style MLP with GeLU"),
+            "experts": _p("mt-nlg", "dense model"),
+            "top_k": _p("mt-nlg", "dense model"),
+            "tied_embeddings": _p(
+                None, "assumption: Megatron's GPT ties the output layer to the input embedding"
+            ),
+            "position_embeddings": _p("mt-nlg", "learned absolute positions over 2,048 tokens"),
+            "seq_len": _p("mt-nlg", shape),
+            "tp": _p("megatron-sc21", sc21),
+            "pp": _p("megatron-sc21", sc21),
+            "cp": _p("megatron-sc21", "no context parallelism in the paper"),
+            "ep": _p("megatron-sc21", "dense model"),
+            "virtual_stages": _p(
+                None, "assumption: plain 1F1B; Table 2 does not state an interleaving depth"
+            ),
+            "micro_batch": _p(
+                None, "assumption: 1 sequence per micro-batch, as the paper's GPT-3 175B rows"
+            ),
+            "global_batch": _p("megatron-sc21", sc21),
+            "sequence_parallel": _p("megatron-sc21", "sequence parallelism postdates the paper"),
+            "zero_stage": _p("megatron-sc21", "PTD-P keeps the optimizer replicated"),
+            "pp_outermost": _p("megatron-sc21", "pipeline outermost in Megatron's rank order"),
+            "reference_gpus": _p("megatron-sc21", sc21),
         },
     )
 
@@ -439,7 +494,6 @@ def _mixtral_8x7b() -> ModelPreset:
         zero_stage=1,
         pp_outermost=True,
         reference_gpus=64,
-        compute_efficiency=0.7,
         provenance={
             "layers": _p("mixtral", t1),
             "d_model": _p("mixtral", t1),
@@ -476,13 +530,12 @@ def _mixtral_8x7b() -> ModelPreset:
             ),
             "pp_outermost": _p("nemo-mixtral", "MegatronStrategy: Megatron-core rank order"),
             "reference_gpus": _p("nemo-mixtral", nemo),
-            "compute_efficiency": _p(None, EFFICIENCY_ASSUMPTION),
         },
     )
 
 
 MODEL_PRESETS: dict[str, ModelPreset] = {
-    p.id: p for p in (_gpt3_175b(), _llama3_70b(), _llama3_405b(), _mixtral_8x7b())
+    p.id: p for p in (_gpt3_175b(), _llama3_70b(), _llama3_405b(), _mixtral_8x7b(), _mt_nlg_530b())
 }
 
 

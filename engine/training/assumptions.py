@@ -11,22 +11,23 @@ from engine.training.layout import Plan
 
 # What the step model leaves out or simplifies, reported with every result.
 METHOD_ASSUMPTIONS = (
-    "stage 0 is timed for every stage (stages taken as balanced, the same on any fabric position)",
-    "activation recomputation, the optimizer step and data loading take no time",
+    "communication is timed for stage 0 and stands for every stage (the same on any fabric "
+    "position); compute is the slowest stage's, which sets the pipeline's pace",
+    "kernels run back to back at their catalog speeds (matmul ceiling on a roofline, attention "
+    "kernel efficiency, HBM streams); launch gaps, kernel overlap and data loading take no time",
     "DP traffic hides only behind the last micro-batch's backward (first forward for the "
     "ZeRO parameter all-gather); the last bucket is always exposed",
     "TP and EP collectives and PP send/recv sit on the critical path unless tp_overlap / "
     "ep_overlap say otherwise",
 )
 # Preset fields whose assumption (when the preset's value is used) is worth showing.
-_SHOWN_ASSUMPTIONS = ("compute_efficiency", "virtual_stages", "micro_batch", "sequence_parallel")
+_SHOWN_ASSUMPTIONS = ("virtual_stages", "micro_batch", "sequence_parallel")
 
 
 def assumptions(plan: Plan) -> list[str]:
     """The modelling assumptions behind a result, with the preset's own where used."""
     job, model = plan.job, plan.model
     given = {
-        "compute_efficiency": job.compute_efficiency != model.compute_efficiency,
         "virtual_stages": plan.knobs["virtual_stages"] >= 0,
         "micro_batch": job.micro_batch != model.micro_batch,
         "sequence_parallel": plan.knobs["sequence_parallel"] >= 0,

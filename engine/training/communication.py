@@ -1,10 +1,12 @@
 """The collectives a pipeline stage runs for every micro-batch: TP, CP, EP and PP.
 
-Each is timed on the fabric for stage 0 and returned per micro-batch as (raw, exposed) seconds:
+Each is timed on the fabric for stage 0 and returned per micro-batch as (raw, exposed) seconds;
+under full recomputation the forward's collectives run again in the backward (Megatron's
+checkpointed forward re-issues them):
 
 * TP: 2 all-reduces forward and 2 backward per layer of ``micro_batch x seq/cp x d_model x 2``
   bytes (all-gather + reduce-scatter of the same size with sequence parallelism), on the
-  NVLink group, exposed unless ``tp_overlap``.
+  NVLink group (or across servers when TP spans them), exposed unless ``tp_overlap``.
 * CP: per layer an all-gather of the K/V chunks forward, all-gather + reduce-scatter backward,
   hidden behind attention compute (``cp_overlap``).
 * EP: per MoE layer 4 all-to-alls (dispatch and combine, forward and backward) of
@@ -13,12 +15,18 @@ Each is timed on the fabric for stage 0 and returned per micro-batch as (raw, ex
   split over the TP ranks (Megatron's scatter/gather), on the critical path.
 
 A CP, EP or PP collective is timed with the other groups of the same stage running beside it
-(they share the fabric); TP groups are NVLink-only and timed alone.
+(they share the fabric); TP groups inside a server are NVLink-only and timed alone.
 """
 
 from __future__ import annotations
 
-from engine.training.context import BF16_BYTES, StepContext, layers_per_stage, tokens_per_rank
+from engine.training.context import (
+    BF16_BYTES,
+    StepContext,
+    forward_repeats,
+    layers_per_stage,
+    tokens_per_rank,
+)
 from engine.training.placement import cp_groups, ep_groups, pp_groups, tp_groups
 
 
@@ -27,9 +35,13 @@ def tp_per_microbatch(ctx: StepContext) -> tuple[float, float]:
     lay = ctx.layout
     if lay.tp < 2:
         return 0.0, 0.0
-    groups = tp_groups(ctx.grid)
+    spans = lay.tp > ctx.gpus_per_server
+    groups = tp_groups(ctx.grid, ctx.limit, spans)
+    if spans:
+        ctx.bounded("TP collectives across servers", groups)
     size = tokens_per_rank(ctx) * ctx.model.d_model * BF16_BYTES
-    count = 4 * layers_per_stage(ctx)  # 2 forward, 2 backward per layer
+    # 2 forward (again when the forward is recomputed), 2 backward per layer
+    count = (2 * forward_repeats(ctx) + 2) * layers_per_stage(ctx)
     per_step = count * lay.micro_batches
     if lay.sequence_parallel:
         one = ctx.timer.time("tp", "all-gather", groups, size, per_step) + ctx.timer.time(
@@ -41,8 +53,12 @@ def tp_per_microbatch(ctx: StepContext) -> tuple[float, float]:
     return raw, raw * (1.0 - ctx.plan.knobs["tp_overlap"])
 
 
-def cp_per_microbatch(ctx: StepContext) -> tuple[float, float]:
-    """CP K/V exchange per micro-batch, hidden behind attention compute: (raw, exposed)."""
+def cp_per_microbatch(ctx: StepContext, attention_layer_s: float) -> tuple[float, float]:
+    """CP K/V exchange per micro-batch, hidden behind attention compute: (raw, exposed).
+
+    `attention_layer_s` is one layer's forward attention core on this GPU; its backward is
+    taken as twice that.
+    """
     lay, model = ctx.layout, ctx.model
     if lay.cp < 2:
         return 0.0, 0.0
@@ -52,16 +68,16 @@ def cp_per_microbatch(ctx: StepContext) -> tuple[float, float]:
     kv_bytes = 2 * lay.micro_batch * lay.seq_len * kv_width * BF16_BYTES  # K and V, whole sequence
     layers = layers_per_stage(ctx)
     per_step = layers * lay.micro_batches
-    gather = ctx.timer.time("cp", "all-gather", groups, kv_bytes, 2 * per_step)
+    repeats = forward_repeats(ctx)
+    gather = ctx.timer.time("cp", "all-gather", groups, kv_bytes, (1 + repeats) * per_step)
     scatter = ctx.timer.time("cp", "reduce-scatter", groups, kv_bytes, per_step)
-    attention_fwd_s = (
-        4.0 * tokens_per_rank(ctx) * lay.seq_len * model.d_model / lay.tp / ctx.rate_flops
-    )
+    attention_fwd_s = attention_layer_s
     hide = ctx.plan.knobs["cp_overlap"]
     exposed_layer = max(0.0, gather - hide * attention_fwd_s) + max(
         0.0, gather + scatter - hide * 2 * attention_fwd_s
     )
-    return layers * (2 * gather + scatter), layers * exposed_layer
+    redo = (repeats - 1) * max(0.0, gather - hide * attention_fwd_s)
+    return layers * ((1 + repeats) * gather + scatter), layers * (exposed_layer + redo)
 
 
 def ep_per_microbatch(ctx: StepContext) -> tuple[float, float]:
@@ -72,7 +88,7 @@ def ep_per_microbatch(ctx: StepContext) -> tuple[float, float]:
     groups = ctx.bounded("EP all-to-all", ep_groups(ctx.grid, lay.ep, ctx.limit))
     tokens = tokens_per_rank(ctx) / (lay.tp if lay.sequence_parallel else 1)
     size = tokens * model.d_model * BF16_BYTES * model.top_k
-    count = 4 * layers_per_stage(ctx)
+    count = (2 * forward_repeats(ctx) + 2) * layers_per_stage(ctx)
     raw = count * ctx.timer.time("ep", "all-to-all", groups, size, count * lay.micro_batches)
     return raw, raw * (1.0 - ctx.plan.knobs["ep_overlap"])
 

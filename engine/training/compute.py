@@ -1,9 +1,10 @@
-"""Model arithmetic and kernel time: parameters, FLOPs per token, the GPU and its speed.
+"""Model arithmetic and compute time: parameters, FLOPs per token, the GPU, a micro-batch.
 
 Model FLOPs per token are 6 x (active matmul parameters + output layer) plus the attention
-term 12 x layers x seq x d_model (Narayanan et al. 2021, eq. 3 without recomputation); a
-micro-batch's share on one GPU runs at ``peak x compute_efficiency``, one third forward, two
-thirds backward. Stages are taken as balanced. The step runs at the fabric's slowest GPU.
+term 12 x layers x seq x d_model (Narayanan et al. 2021, eq. 3 without recomputation): what
+MFU counts. The time a micro-batch takes on one GPU comes from engine.training.kernels (each
+kernel class at what the GPU sustains for it), plus the recomputed forward the job asks for.
+Stages are taken as balanced. The step runs at the fabric's slowest GPU.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from engine.catalog.devices import Catalog
 from engine.catalog.model_presets import ModelPreset
 from engine.model.errors import Problem, ScenarioError
 from engine.topology.expand import Fabric
-from engine.training.context import StepContext, layers_per_stage, tokens_per_rank
+from engine.training.context import StepContext, layers_per_stage, stage_layers, tokens_per_rank
+from engine.training.kernels import Shard, layer_times, output_layer_s
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,83 @@ def slowest_gpu(fabric: Fabric, catalog: Catalog, notes: list[str]) -> tuple[str
     return gpu_id, peak, hbm
 
 
-def micro_batch_compute_s(ctx: StepContext, fpt: float) -> float:
-    """Seconds one GPU computes one micro-batch (forward and backward) at `fpt` FLOPs per token."""
-    lay = ctx.layout
-    return tokens_per_rank(ctx) * fpt / (lay.tp * lay.pp) / ctx.rate_flops
+@dataclass(frozen=True)
+class MicroBatchCompute:
+    """One micro-batch's compute on one GPU of stage 0 (seconds), and where it goes."""
+
+    forward_s: float
+    backward_s: float  # includes the recomputed forward
+    recompute_s: float
+    weight_grad_s: float  # weight-gradient matmuls (what ZB-H1 defers into the bubble)
+    attention_layer_s: float  # forward attention core of one layer (hides CP exchanges)
+    parts: dict[str, float]  # forward + backward seconds by kernel class
+
+    @property
+    def total_s(self) -> float:
+        """Forward plus backward seconds."""
+        return self.forward_s + self.backward_s
+
+
+RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
+
+
+def micro_batch_compute(ctx: StepContext, fpt: float) -> MicroBatchCompute:
+    """Kernel time of one micro-batch on the pipeline's slowest stage, on one GPU.
+
+    With the job's ``compute_efficiency`` set, every FLOP runs at that share of peak on
+    balanced stages (the old flat model, kept as a what-if); otherwise
+    engine.training.kernels times each kernel class, stages hold whole layers
+    (`stage_layers`), the last also the output layer, and the slowest one sets the pace of
+    1F1B's steady state. ``recompute`` adds the attention core's forward (selective) or
+    the layers' (full).
+    """
+    lay, model, knobs = ctx.layout, ctx.model, ctx.plan.knobs
+    recompute = int(knobs["recompute"])
+    flat = ctx.plan.compute_efficiency
+    if flat > 0:
+        layers = layers_per_stage(ctx)
+        rate = ctx.gpu.peak_flops * flat
+        total = tokens_per_rank(ctx) * fpt / (lay.tp * lay.pp) / rate
+        head_dim = model.d_model // model.heads
+        attention = (
+            4.0 * tokens_per_rank(ctx) * lay.seq_len * head_dim * model.heads / lay.tp / rate
+        )
+        forward = total / 3.0
+        redo = {0: 0.0, 1: layers * attention, 2: forward}[recompute]
+        return MicroBatchCompute(
+            forward, 2.0 * forward + redo, redo, forward, attention, {"flat": total + redo}
+        )
+    shard = Shard(
+        tokens=tokens_per_rank(ctx),
+        seq_len=lay.seq_len,
+        micro_batch=lay.micro_batch,
+        tp=lay.tp,
+        ep=lay.ep,
+        sequence_parallel=lay.sequence_parallel,
+        flash_attention=knobs["flash_attention"] >= 0.5,
+    )
+    lt = layer_times(model, shard, ctx.gpu)
+    out_fwd, out_bwd = output_layer_s(model, shard, ctx.gpu)
+    per_stage = stage_layers(model.layers, lay.pp, lay.virtual_stages)
+    redo_layer = {0: 0.0, 1: lt.attention_s, 2: lt.forward_s}[recompute]
+
+    def stage_total(layers: int, output: bool) -> float:
+        extra = out_fwd + out_bwd if output else 0.0
+        return layers * (lt.forward_s + lt.backward_s + redo_layer) + extra
+
+    last = len(per_stage) - 1
+    slowest = max(range(len(per_stage)), key=lambda s: stage_total(per_stage[s], s == last))
+    layers, output = per_stage[slowest], slowest == last
+    redo = layers * redo_layer
+    forward = layers * lt.forward_s + (out_fwd if output else 0.0)
+    backward = layers * lt.backward_s + (out_bwd if output else 0.0) + redo
+    parts = {
+        "matmul": layers * 3.0 * lt.matmul_s,
+        "attention": layers * (lt.attention_s + lt.attention_backward_s),
+        "memory_bound": layers * 3.0 * lt.stream_s,
+        "output_layer": out_fwd + out_bwd if output else 0.0,
+        "recompute": redo,
+    }
+    return MicroBatchCompute(
+        forward, backward, redo, layers * lt.weight_grad_s, lt.attention_s, parts
+    )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.catalog.model_presets import ModelPreset
+from engine.training.kernels import GpuSpeed
 from engine.training.layout import Layout, Plan
 from engine.training.placement import Groups
 from engine.training.timer import CollectiveTimer
@@ -27,9 +28,10 @@ class StepContext:
     plan: Plan
     grid: np.ndarray
     timer: CollectiveTimer
-    rate_flops: float  # achieved FLOP/s of one GPU
+    gpu: GpuSpeed  # what the (slowest) GPU sustains per kernel class
     limit: int
     notes: list[str]
+    gpus_per_server: int = 8
 
     @property
     def layout(self) -> Layout:
@@ -62,6 +64,27 @@ class Comm:
 def layers_per_stage(ctx: StepContext) -> float:
     """Layers of one pipeline stage (stages taken as balanced, so possibly fractional)."""
     return ctx.model.layers / ctx.layout.pp
+
+
+def stage_layers(layers: int, pp: int, virtual_stages: int = 1) -> list[int]:
+    """Whole layers each pipeline stage holds, as evenly as they go.
+
+    The layers are cut into ``pp x virtual_stages`` chunks; a remainder goes to the middle
+    chunks first (the first and last stages also carry the embedding and the output layer,
+    as Llama 3 trims them, section 3.3.2), and stage s holds chunks s, s + pp, ...
+    """
+    chunks = pp * virtual_stages
+    base, extra = divmod(layers, chunks)
+    order = [*range(1, chunks - 1), 0, chunks - 1] if chunks > 2 else list(range(chunks))
+    sizes = [base] * chunks
+    for c in order[:extra]:
+        sizes[c] += 1
+    return [sum(sizes[s::pp]) for s in range(pp)]
+
+
+def forward_repeats(ctx: StepContext) -> int:
+    """How often a layer's forward runs per micro-batch: twice under full recomputation."""
+    return 2 if ctx.plan.knobs["recompute"] == 2 else 1
 
 
 def tokens_per_rank(ctx: StepContext) -> float:

@@ -27,6 +27,18 @@ KNOBS: dict[str, tuple[float, str]] = {
     "grad_bytes": (2.0, "bytes per reduced gradient element (4 for fp32 reduction)"),
     "bucket_params": (0.0, "DP bucket size in parameters (0: Megatron's max(40M, 1M x group))"),
     "max_concurrent_groups": (64.0, "other groups timed concurrently with the one measured"),
+    "recompute": (0.0, "activation recomputation: 0 none, 1 selective (attention core), 2 full"),
+    "flash_attention": (
+        1.0,
+        "1: fused FlashAttention-class kernel; 0: unfused (Megatron pre-2022)",
+    ),
+    "schedule": (0.0, "pipeline schedule: 0 1F1B (interleaved when virtual_stages > 1), 1 ZB-H1"),
+}
+# Knobs that take one of a few whole values, with what each value means.
+CHOICES: dict[str, dict[int, str]] = {
+    "recompute": {0: "none", 1: "selective", 2: "full"},
+    "flash_attention": {0: "unfused", 1: "fused"},
+    "schedule": {0: "1F1B", 1: "ZB-H1"},
 }
 
 
@@ -74,5 +86,11 @@ def check_knobs(knobs: dict[str, float]) -> None:
                 "bucket_params",
             )
         )
+    for name, values in CHOICES.items():
+        if knobs[name] not in values:
+            allowed = ", ".join(f"{k} ({v})" for k, v in values.items())
+            raise ScenarioError(
+                Problem(f"{WHERE}.overrides", f"{name} must be one of {allowed}", name)
+            )
     if knobs["max_concurrent_groups"] < 0:
         raise ScenarioError(Problem(f"{WHERE}.overrides", "must be ≥ 0", "max_concurrent_groups"))

@@ -125,11 +125,20 @@ def _tensor_parallel(
         tp = job.tp
         if tp < 1:
             raise _problem("tp must be ≥ 1 (0 for the preset's)", "tp")
-        if tp > per_server or per_server % tp:
+        if tp <= per_server and per_server % tp:
             raise _problem(
-                f"tensor parallelism {tp} does not fit in one server of {per_server} GPUs; "
-                f"TP runs over NVLink inside a server, so use a divisor of {per_server}",
-                "tp",
+                f"tensor parallelism {tp} must divide the server's {per_server} GPUs", "tp"
+            )
+        if tp > per_server:
+            if tp % per_server:
+                raise _problem(
+                    f"tensor parallelism {tp} across servers must span whole servers of "
+                    f"{per_server} GPUs",
+                    "tp",
+                )
+            notes.append(
+                f"tensor parallelism {tp} spans {tp // per_server} servers: its all-reduces "
+                "leave NVLink for the network, every layer, on the critical path"
             )
         if model.heads % tp:
             raise _problem(f"tp {tp} must divide the {model.heads} attention heads", "tp")
@@ -278,19 +287,33 @@ def resolve_job(fabric: Fabric, job: TrainingJob | None = None) -> Plan:
         raise _problem(
             f"zero_stage must be 0, 1, 2 or 3 (-1 for the preset's), not {zero}", "zero_stage"
         )
-    efficiency = job.compute_efficiency or model.compute_efficiency
-    if not 0.0 < efficiency <= 1.0:
+    efficiency = job.compute_efficiency
+    if not 0.0 <= efficiency <= 1.0:
         raise _problem(
-            "compute_efficiency must be in (0, 1] (0 for the preset's)", "compute_efficiency"
+            "compute_efficiency must be 0 (kernel model) or in (0, 1] (a flat share of peak)",
+            "compute_efficiency",
         )
     v = model.virtual_stages if knobs["virtual_stages"] < 0 else int(knobs["virtual_stages"])
     v = 1 if pp == 1 else v
+    if knobs["schedule"] == 1 and knobs["virtual_stages"] < 0 and v > 1:
+        notes.append(
+            f"ZB-H1 runs one model chunk per stage: the preset's {v} virtual stages set to 1"
+        )
+        v = 1
     if v < 1:
         raise ScenarioError(Problem(f"{WHERE}.overrides", "must be ≥ 1", "virtual_stages"))
+    if knobs["schedule"] == 1 and v > 1:
+        raise ScenarioError(
+            Problem(
+                f"{WHERE}.overrides",
+                "the ZB-H1 schedule runs one model chunk per stage: set virtual_stages to 1",
+                "schedule",
+            )
+        )
     if model.layers % (pp * v):
         notes.append(
             f"{model.layers} layers do not split evenly over {pp} stages x {v} chunks; "
-            "stages are taken as balanced"
+            "the stage with the most sets the pipeline's pace"
         )
     layout = Layout(
         tp=tp,

@@ -6,7 +6,7 @@ blocks of `ep` ranks form the expert-parallel groups), then pipeline stages oute
 Megatron-core's order ``tp-cp-ep-dp-pp``, which keeps the large data-parallel traffic within
 neighbouring servers. Presets may ask for Llama 3's order ``tp-cp-pp-dp`` instead (data
 parallel outermost; ``pp_outermost`` false). Tensor-parallel groups are consecutive GPUs of
-one server (NVLink).
+one server (NVLink) unless the job asks for TP across servers.
 
 The step model times stage 0 (the stage that finishes last in 1F1B), so every group here is
 one group of stage 0 to measure plus the groups of the same stage that run the same
@@ -52,9 +52,13 @@ def _bounded(groups: list[np.ndarray], limit: int) -> Groups:
     return Groups(groups[0], rest[:limit], len(rest))
 
 
-def tp_groups(grid: np.ndarray) -> Groups:
-    """The first TP group (consecutive GPUs of one server; NVLink only, timed alone)."""
-    return Groups(grid[0, 0, 0, :], [], 0)
+def tp_groups(grid: np.ndarray, limit: int, spans_servers: bool = False) -> Groups:
+    """The first TP group: consecutive GPUs, inside one server (NVLink only, timed alone) or,
+    when TP spans servers, timed with the other TP groups of stage 0 sharing the network."""
+    if not spans_servers:
+        return Groups(grid[0, 0, 0, :], [], 0)
+    _, dp, cp, _ = grid.shape
+    return _bounded([grid[0, d, c, :] for d in range(dp) for c in range(cp)], limit)
 
 
 def cp_groups(grid: np.ndarray, limit: int) -> Groups:

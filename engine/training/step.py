@@ -1,7 +1,7 @@
 """One training step on the fabric: the step of a job, and how it changes with switch latency.
 
 `train_step` resolves a `TrainingJob` (engine.model.scenario) against the fabric and follows
-Megatron-LM's 1F1B pipeline schedule, assembling the breakdown from the parts beside it:
+Megatron-LM's 1F1B pipeline schedule (or ZB-H1), assembling the breakdown from the parts beside it:
 
 * `knobs`: the step-model knobs ``TrainingJob.overrides`` may set, and their checks;
 * `layout`: the job resolved for this fabric (zero fields take the preset's published value,
@@ -9,16 +9,19 @@ Megatron-LM's 1F1B pipeline schedule, assembling the breakdown from the parts be
 * `placement`: where each rank sits (Megatron's ``tp-cp-ep-dp-pp`` or Llama 3's
   ``tp-cp-pp-dp`` order) and the rank groups of stage 0, the stage that finishes last in 1F1B;
 * `timer`: each collective timed by `CollectiveEngine` once per distinct (op, group, size);
-* `compute`: parameters, FLOPs per token and a micro-batch's kernel time at the slowest GPU;
+* `compute`, `kernels`: parameters, FLOPs per token and a micro-batch's kernel time at the
+  slowest GPU, kernel class by kernel class, with recomputation;
 * `communication`: the TP, CP, EP and PP collectives of every micro-batch;
 * `data_parallel`: gradient and ZeRO parameter traffic in buckets, and what the backward
   (first forward) pass hides of it;
-* `pipeline`: the 1F1B slots and the bubble; `memory`: whether the model states fit;
+* `pipeline`: the schedule's slots and bubble; `memory`: whether states and activations fit,
+  and the optimizer step's time;
 * `assumptions`: what the model leaves out, reported with every result.
 
-So ``step = compute + exposed communication + bubble``. GPU utilization is the busy
-(computing) share of the step; MFU = model FLOPs / (step x GPUs x peak) = utilization x
-compute_efficiency.
+So ``step = compute + exposed communication + bubble + optimizer``. GPU utilization is the
+computing share of the step (recomputation included); MFU = model FLOPs / (step x GPUs x
+peak) = utilization x compute_efficiency, the latter being the share of peak the compute
+phase achieves (engine.training.kernels times it kernel by kernel).
 
 Concurrent groups. A DP, CP, EP or PP collective is timed for one group with the other
 groups of the same stage running at the same time (``concurrent=``), so they share the
@@ -44,16 +47,18 @@ from engine.training.communication import (
     tp_per_microbatch,
 )
 from engine.training.compute import (
+    RECOMPUTE,
     flops_per_token,
-    micro_batch_compute_s,
+    micro_batch_compute,
     parameter_counts,
     slowest_gpu,
 )
 from engine.training.context import StepContext
 from engine.training.data_parallel import dp_step
-from engine.training.layout import resolve_job
-from engine.training.memory import model_state_bytes
-from engine.training.pipeline import one_f_one_b
+from engine.training.kernels import GpuSpeed
+from engine.training.layout import gpus_per_server, resolve_job
+from engine.training.memory import activation_bytes, check_memory, optimizer_step_s
+from engine.training.pipeline import SCHEDULES, pipeline_step
 from engine.training.placement import rank_grid
 from engine.training.timer import CollectiveTimer
 
@@ -68,8 +73,9 @@ def train_step(
 ) -> dict[str, Any]:
     """One training step of `job` (default: the fabric scenario's) on `fabric`.
 
-    Returns step_s, compute_s, exposed_comm_s, bubble_s (``step_s = compute_s +
-    exposed_comm_s + bubble_s``), gpu_utilization (computing share of the step), mfu,
+    Returns step_s, compute_s, exposed_comm_s, bubble_s, optimizer_s (``step_s = compute_s +
+    exposed_comm_s + bubble_s + optimizer_s``), recompute_s and compute_parts_s (compute by
+    kernel class), gpu_utilization (computing share of the step), mfu,
     tokens_per_s, comm_s (per kind tp/pp/dp/ep/cp: raw_s per step on one GPU and exposed_s),
     layout, collectives (each timed collective with its count per step), model figures and
     notes (every layout adjustment and approximation that applies).
@@ -87,29 +93,34 @@ def train_step(
         plan=plan,
         grid=rank_grid(lay),
         timer=CollectiveTimer(engine),
-        rate_flops=peak * plan.compute_efficiency,
+        gpu=GpuSpeed.of(catalog, gpu_id),
         limit=int(plan.knobs["max_concurrent_groups"]),
         notes=notes,
+        gpus_per_server=gpus_per_server(fabric),
     )
     fpt = flops_per_token(model, lay.seq_len)
-    compute_mb_s = micro_batch_compute_s(ctx, fpt)
-    forward_s, backward_s = compute_mb_s / 3.0, 2.0 * compute_mb_s / 3.0
+    mb = micro_batch_compute(ctx, fpt)
 
     per_mb = {
         "tp": tp_per_microbatch(ctx),
-        "cp": cp_per_microbatch(ctx),
+        "cp": cp_per_microbatch(ctx, mb.attention_layer_s),
         "ep": ep_per_microbatch(ctx),
         "pp": pp_per_microbatch(ctx),
     }
-    dp_comm, zero3_raw_mb, zero3_exposed_mb = dp_step(ctx, backward_s, forward_s)
+    dp_comm, zero3_raw_mb, zero3_exposed_mb = dp_step(ctx, mb.backward_s, mb.forward_s)
     per_mb["dp"] = (zero3_raw_mb, zero3_exposed_mb)
 
-    times = one_f_one_b(lay, compute_mb_s, per_mb, dp_comm)
+    schedule = int(plan.knobs["schedule"])
+    times = pipeline_step(
+        lay, mb.total_s, mb.weight_grad_s, per_mb, dp_comm, optimizer_step_s(ctx), schedule
+    )
     comm, compute_s, step_s = times.comm, times.compute_s, times.step_s
     exposed_comm_s, bubble_s = times.exposed_comm_s, times.bubble_s
 
     tokens = lay.global_batch * lay.seq_len
-    states_bytes = model_state_bytes(ctx, hbm)
+    recompute = int(plan.knobs["recompute"])
+    activations = activation_bytes(ctx, plan.knobs["flash_attention"] >= 0.5, recompute)
+    states_bytes = check_memory(ctx, hbm, activations)
     params = parameter_counts(model)
     return {
         "model": model.id,
@@ -119,6 +130,9 @@ def train_step(
         "compute_s": compute_s,
         "exposed_comm_s": exposed_comm_s,
         "bubble_s": bubble_s,
+        "optimizer_s": times.optimizer_s,
+        "recompute_s": lay.micro_batches * mb.recompute_s,
+        "compute_parts_s": {k: lay.micro_batches * v for k, v in mb.parts.items()},
         "gpu_utilization": compute_s / step_s,
         "mfu": tokens * fpt / (step_s * lay.gpus * peak),
         "tokens_per_s": tokens / step_s,
@@ -127,14 +141,17 @@ def train_step(
         "layout": lay.to_dict(),
         "gpus": lay.gpus,
         "gpus_idle": fabric.n_gpus - lay.gpus,
-        "compute_efficiency": plan.compute_efficiency,
+        "compute_efficiency": tokens * fpt / (compute_s * lay.gpus * peak),
+        "schedule": SCHEDULES[schedule],
+        "recompute": RECOMPUTE[recompute],
         "peak_flops": peak,
         "flops_per_token": fpt,
         "model_flops_per_step": tokens * fpt,
         "parameters": params.total,
         "active_parameters": params.active,
         "model_state_bytes_per_gpu": states_bytes,
-        "micro_batch_compute_s": compute_mb_s,
+        "activation_bytes_per_gpu": activations,
+        "micro_batch_compute_s": mb.total_s,
         "collectives": ctx.timer.records,
         "job": {
             "model": plan.job.model,

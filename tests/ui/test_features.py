@@ -127,6 +127,7 @@ def test_results_tabs_are_filled_from_one_evaluation(qtbot, evaluated):
     ]
     assert components[0] == "compute" and "pipeline bubble" in components
     assert "exposed tp comm" in components and components[-1] == "step"
+    assert "optimizer step" in components and "    matmuls" in components
     assert "GPU utilization: " in results.gpu_util_label.text()
     assert "MFU: " in results.mfu_label.text() and "%" in results.mfu_label.text()
     bom = evaluated.last_report.cost.bom

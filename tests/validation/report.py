@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.validation import training_points  # noqa: E402
 from tests.validation.checks import CHECKS, published  # noqa: E402
 from tests.validation.nccl_points import comparisons, table  # noqa: E402
 
@@ -38,6 +39,23 @@ and the mechanistic transport. `tests/validation/test_nccl_points.py` recomputes
 fails when the median absolute error passes 10%, when a point misses by more than 35% without
 the written reason given here, or when a reason is no longer needed. No default was tuned to
 these points; where a point misses, the reason names the mechanism the model lacks.
+"""
+
+
+TRAINING_POINTS_INTRO = """
+## Training steps against published runs
+
+Each row is a point of `tests/validation/training_points.json`: a published training
+throughput (Megatron-LM's SC'21 runs on Selene, Megatron-LM's H100 strong scaling, Llama 3
+405B's pre-training stages), modelled on a generated rail-optimized fabric of the published
+system with the job as published (layout, batch, recomputation, attention kernel of its era)
+and the catalog's kernel figures: each GPU's measured matmul ceiling with cuBLAS's tile and
+wave quantization, its FlashAttention-class efficiency, its HBM bandwidth for the streaming
+kernels and the optimizer step. Each quantity is computed as its source defines it (Megatron's
+TFLOP/s count the recomputed forward; Llama 3's and MFU count model FLOPs only).
+`tests/validation/test_training_points.py` recomputes the table and fails when the median
+absolute error passes 15% or a point misses by more than 35% without a written reason. No
+figure was tuned to these points.
 """
 
 
@@ -103,7 +121,8 @@ def main() -> int:
         )
     text = HEADER + "\n".join(rows) + "\n\n## Sources and reasons\n\n" + "\n".join(notes) + "\n"
     text += NCCL_POINTS_INTRO + "\n" + table(comparisons()) + "\n"
-    text += latency_section()
+    text += TRAINING_POINTS_INTRO + "\n" + training_points.table(training_points.comparisons())
+    text += "\n" + latency_section()
     out = ROOT / "docs" / "validation.md"
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")

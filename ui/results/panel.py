@@ -113,7 +113,7 @@ class ResultsPanel(QWidget):
         self.tabs.setObjectName("resultsTabs")
         self.collective_tab = CollectiveTab(document)
         self.links_tab = LinksTab()
-        self.training_tab = TrainingTab()
+        self.training_tab = TrainingTab(document)
         self.cost_tab = CostTab()
         self.tabs.addTab(self.collective_tab, "Collective")
         self.tabs.addTab(self.links_tab, "Links")
@@ -149,8 +149,10 @@ class ResultsPanel(QWidget):
         self.cost_per_gpu_label = self.cost_tab.cost_per_gpu_label
 
     def set_document(self, document: ScenarioDocument) -> None:
-        """Let the Collective tab's algorithm and protocol bar show and edit `document`."""
+        """Let the Collective tab's algorithm and protocol bar and the Training tab's job
+        controls show and edit `document`."""
         self.collective_tab.set_document(document)
+        self.training_tab.set_document(document)
 
     # ---- showing a report ---------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The Training tab: one step's breakdown, and GPU utilization vs switch latency.
 
-The table splits the step into compute, the exposed communication of each parallelism kind
-and the pipeline bubble. The plot shows the engine's GPU utilization at per-switch
+The table splits the step into compute (and its kernel classes: matmuls, attention,
+memory-bound kernels, output layer, recomputation), the exposed communication of each
+parallelism kind, the pipeline bubble and the optimizer step. The plot shows the engine's GPU utilization at per-switch
 latencies from 0.5 to 20 µs (log axis, 0–100 % so a flat curve looks flat); the results
 panel supplies the points as the latency worker computes them. Pinned scenarios add a dashed
 curve and a column of the comparison table.
@@ -14,9 +15,19 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.analysis import LATENCIES_NS, AppReport, TrainingResult
+from ui.document.document import ScenarioDocument
 from ui.results.comparison import TRAINING_METRICS, comparison_rows
 from ui.results.latency_curves import LatencyCurves
 from ui.results.pins import Pin, PinnedCurves
@@ -24,8 +35,18 @@ from ui.results.plot_axes import result_plot
 from ui.results.plot_export import ExportTarget, plotted_series, write_csv, write_series_csv
 from ui.results.result_tab import ResultTab
 from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
+from ui.results.training_controls import TrainingControls
 
 COMM_KINDS = ("tp", "cp", "ep", "pp", "dp")
+# The compute's kernel classes, in words.
+COMPUTE_PARTS = {
+    "matmul": "matmuls",
+    "attention": "attention",
+    "memory_bound": "memory-bound kernels",
+    "output_layer": "output layer",
+    "recompute": "recomputation",
+    "flat": "at a flat share of peak",
+}
 CURRENT_COLOR = "#1f77b4"
 LATENCY_TITLE = "switch latency (s)"
 UTILIZATION_TITLE = "GPU utilization (%)"
@@ -39,6 +60,20 @@ def latency_points(rows: list[dict[str, Any]]) -> tuple[list[float], list[float]
     )
 
 
+def controls_strip(controls: QWidget) -> QScrollArea:
+    """`controls` in a frameless strip that scrolls rather than enlarge the window's minimum."""
+    strip = QScrollArea()
+    strip.setObjectName("trainingControlsStrip")
+    strip.setFrameShape(QFrame.Shape.NoFrame)
+    strip.setWidgetResizable(True)
+    strip.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+    strip.setWidget(controls)
+    bar = strip.horizontalScrollBar().sizeHint().height()
+    strip.setMaximumHeight(controls.sizeHint().height() + bar)
+    strip.setMinimumHeight(24)  # a short window squeezes the strip, not its own minimum
+    return strip
+
+
 def scenario_name(report: AppReport | None) -> str:
     """The name of the scenario a report was computed for."""
     return (report.topology.name if report is not None else "") or "current"
@@ -47,7 +82,8 @@ def scenario_name(report: AppReport | None) -> str:
 class TrainingTab(ResultTab):
     """Step breakdown table, GPU utilization and MFU, the latency plot and the comparison."""
 
-    def __init__(self) -> None:
+    def __init__(self, document: ScenarioDocument | None = None) -> None:
+        self.controls = TrainingControls(document)
         self.table = make_table("trainingTable", ["component", "seconds", "share"])
         self.gpu_util_label = QLabel("GPU utilization: –")
         self.gpu_util_label.setObjectName("gpuUtilizationLabel")
@@ -104,7 +140,12 @@ class TrainingTab(ResultTab):
         body.addWidget(self.comparison)
         body.addWidget(right)
         body.setSizes([350, 300, 650])
-        super().__init__("trainingTab", body)
+        page = QWidget()
+        page_layout = QVBoxLayout(page)
+        page_layout.setContentsMargins(0, 0, 0, 0)
+        page_layout.addWidget(controls_strip(self.controls))
+        page_layout.addWidget(body, 1)
+        super().__init__("trainingTab", page)
         self.set_exports(
             [
                 ExportTarget(
@@ -118,6 +159,10 @@ class TrainingTab(ResultTab):
             ]
         )
 
+    def set_document(self, document: ScenarioDocument) -> None:
+        """Show and edit `document`'s training job in the bar above the results."""
+        self.controls.set_document(document)
+
     # ---- the current scenario ---------------------------------------------------------------
 
     def show_training(self, training: TrainingResult | None, error: str | None) -> None:
@@ -130,19 +175,26 @@ class TrainingTab(ResultTab):
             return
         step = float(training.step_s) or 1.0
         rows: list[list[Any]] = [["compute", float(training.compute_s)]]
+        for part, seconds in training.compute_parts_s.items():
+            if seconds > 0:
+                rows.append([f"    {COMPUTE_PARTS.get(part, part)}", float(seconds)])
         comm = training.comm_s
         for kind in COMM_KINDS:
             if kind in comm:
                 rows.append([f"exposed {kind} comm", float(comm[kind].exposed_s)])
         rows.append(["pipeline bubble", float(training.bubble_s)])
+        rows.append(["optimizer step", float(training.optimizer_s)])
         rows = [[name, s, f"{s / step:.1%}"] for name, s in rows]
         rows.append(["step", float(training.step_s), "100.0%"])
         fill_table(self.table, rows)
         self.gpu_util_label.setText(f"GPU utilization: {training.gpu_utilization:.1%}")
         self.mfu_label.setText(f"MFU: {training.mfu:.1%}")
+        memory_gb = (training.model_state_bytes_per_gpu + training.activation_bytes_per_gpu) / 1e9
         self.set_info(
             f"{training.model_name}: "
-            f"{training.tokens_per_s:,.0f} tokens/s on {training.gpus:,} GPUs"
+            f"{training.tokens_per_s:,.0f} tokens/s on {training.gpus:,} GPUs; "
+            f"{training.schedule}, recompute {training.recompute}; "
+            f"compute at {training.compute_efficiency:.0%} of peak; {memory_gb:,.0f} GB per GPU"
         )
 
     def show_latency(self, rows: list[dict[str, Any]] | None, status: str) -> None:

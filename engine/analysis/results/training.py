@@ -45,7 +45,10 @@ class TimedCollective(JsonResult):
 class TrainingResult(JsonResult):
     """One training step: times, utilization, throughput, model figures and how it was set up.
 
-    `comm_s` maps each kind (tp, cp, ep, pp, dp) to its `CommTime`; `layout` is the
+    ``step_s = compute_s + exposed_comm_s + bubble_s + optimizer_s``; `compute_parts_s` splits
+    the compute by kernel class (matmul, attention, memory_bound, output_layer, recompute; or
+    flat when the job sets a flat compute efficiency); `compute_efficiency` is the share of
+    peak the compute phase achieves. `comm_s` maps each kind (tp, cp, ep, pp, dp) to its `CommTime`; `layout` is the
     parallel layout used, `job` the job as asked for; `notes` list every layout adjustment
     and approximation that applies and `assumptions` the figures assumed; `engine_s` is the
     wall-clock seconds the step took to compute. The CLI's JSON writes any value JSON cannot
@@ -61,6 +64,9 @@ class TrainingResult(JsonResult):
     compute_s: float
     exposed_comm_s: float
     bubble_s: float
+    optimizer_s: float
+    recompute_s: float
+    compute_parts_s: Mapping[str, float]
     gpu_utilization: float
     mfu: float
     tokens_per_s: float
@@ -70,12 +76,15 @@ class TrainingResult(JsonResult):
     gpus: int
     gpus_idle: int
     compute_efficiency: float
+    schedule: str
+    recompute: str
     peak_flops: float
     flops_per_token: float
     model_flops_per_step: float
     parameters: int
     active_parameters: int
     model_state_bytes_per_gpu: float
+    activation_bytes_per_gpu: float
     micro_batch_compute_s: float
     collectives: tuple[TimedCollective, ...]
     job: Mapping[str, Any]

@@ -89,11 +89,13 @@ def test_every_preset_figure_has_a_source_or_assumption(model_id):
 # --- the step --------------------------------------------------------------------------------
 
 
-def test_step_is_compute_plus_exposed_comm_plus_bubble(gpt3_1k):
+def test_step_is_compute_plus_exposed_comm_plus_bubble_plus_optimizer(gpt3_1k):
     r = gpt3_1k
     assert r["step_s"] == pytest.approx(
-        r["compute_s"] + r["exposed_comm_s"] + r["bubble_s"], abs=1e-9
+        r["compute_s"] + r["exposed_comm_s"] + r["bubble_s"] + r["optimizer_s"], abs=1e-9
     )
+    assert r["optimizer_s"] > 0
+    assert r["compute_s"] == pytest.approx(sum(r["compute_parts_s"].values()), rel=1e-9)
     assert r["exposed_comm_s"] == pytest.approx(
         sum(c["exposed_s"] for c in r["comm_s"].values()), abs=1e-12
     )
@@ -140,7 +142,7 @@ def test_every_model_preset_runs_on_the_1k_preset(fabric_1k):
         r = train_step(fabric_1k, TrainingJob(model=model_id))
         assert 0.0 < r["gpu_utilization"] <= 1.0, model_id
         assert r["step_s"] == pytest.approx(
-            r["compute_s"] + r["exposed_comm_s"] + r["bubble_s"], abs=1e-9
+            r["compute_s"] + r["exposed_comm_s"] + r["bubble_s"] + r["optimizer_s"], abs=1e-9
         )
     moe = train_step(fabric_1k, TrainingJob(model="mixtral-8x7b"))
     assert moe["layout"]["ep"] == 8 and moe["comm_s"]["ep"]["raw_s"] > 0
