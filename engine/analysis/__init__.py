@@ -15,7 +15,7 @@ from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
 from engine.analysis.evaluation import evaluate, training_summary
 from engine.analysis.interactive import PARTS, run_evaluation
-from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
+from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
 from engine.analysis.measurements import (
     import_nccl_tests,
     measured_series,
@@ -150,6 +150,7 @@ __all__ = [
     "fabric_size",
     "generate",
     "import_nccl_tests",
+    "latency_reach",
     "latency_rows",
     "load_from_library",
     "load_preset",

@@ -34,6 +34,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.timing import CollectiveEngine
 from engine.model.overrides import apply_override
@@ -131,6 +133,7 @@ def train_step(
         "exposed_comm_s": exposed_comm_s,
         "bubble_s": bubble_s,
         "optimizer_s": times.optimizer_s,
+        "path_latency_s": path_latency_s(engine),
         "recompute_s": lay.micro_batches * mb.recompute_s,
         "compute_parts_s": {k: lay.micro_batches * v for k, v in mb.parts.items()},
         "gpu_utilization": compute_s / step_s,
@@ -164,6 +167,21 @@ def train_step(
     }
 
 
+def path_latency_s(engine: CollectiveEngine) -> float:
+    """One-way latency across the fabric: GPU 0 to the first GPU of the last server.
+
+    NICs, cables and every switch on the route (what the field quotes as "network latency",
+    unlike the per-switch forwarding figure); 0 on a single server.
+    """
+    fabric = engine.fabric
+    starts = fabric.server_first_gpu
+    if len(starts) < 3:  # server_first_gpu ends with the GPU count
+        return 0.0
+    src, dst = np.array([0], dtype=np.int64), np.array([starts[-2]], dtype=np.int64)
+    routed = engine.router.route(src, dst, fabric.scenario.routing)
+    return float(routed.latency.mean()) if routed.latency.size else 0.0
+
+
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
@@ -182,7 +200,7 @@ def latency_sweep(
 
     Each latency is set on the scenario (``fabric.switch_latency_ns``, per switch: a
     leaf-spine-leaf path pays it three times, plus NIC latencies) and the fabric re-expanded.
-    Rows hold the latency, step_s, gpu_utilization, mfu, exposed_comm_s, bubble_s, the
+    Rows hold the latency, the end-to-end path latency it gives (`path_latency_s`), step_s, gpu_utilization, mfu, exposed_comm_s, bubble_s, the
     exposed time per kind and ``utilization_drop``, the relative loss against the first row.
 
     Latency costs utilization only where latency-paying steps pile up on the critical path.
@@ -204,6 +222,7 @@ def latency_sweep(
         rows.append(
             {
                 "switch_latency_ns": float(latency),
+                "path_latency_ns": 1e9 * result["path_latency_s"],
                 "step_s": result["step_s"],
                 "gpu_utilization": result["gpu_utilization"],
                 "mfu": result["mfu"],

@@ -1,10 +1,12 @@
-"""The Training tab: one step's breakdown, and GPU utilization vs switch latency.
+"""The Training tab: one step's breakdown, and GPU utilization vs network latency.
 
 The table splits the step into compute (and its kernel classes: matmuls, attention,
 memory-bound kernels, output layer, recomputation), the exposed communication of each
 parallelism kind, the pipeline bubble and the optimizer step. The plot shows the engine's GPU utilization at per-switch
-latencies from 0.5 to 20 µs (log axis, 0–100 % so a flat curve looks flat); the results
-panel supplies the points as the latency worker computes them. Pinned scenarios add a dashed
+latencies from 0.5 to 20 µs (log axis, 0–100 % so a flat curve looks flat), against the
+per-switch figure or the end-to-end path latency it gives (what the field quotes), and says
+which parts of the step the latency reaches (the exposed communication that grows); the
+results panel supplies the points as the latency worker computes them. Pinned scenarios add a dashed
 curve and a column of the comparison table.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -26,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import LATENCIES_NS, AppReport, TrainingResult
+from engine.analysis import LATENCIES_NS, AppReport, TrainingResult, latency_reach
 from ui.document.document import ScenarioDocument
 from ui.results.comparison import TRAINING_METRICS, comparison_rows
 from ui.results.latency_curves import LatencyCurves
@@ -52,11 +55,42 @@ LATENCY_TITLE = "switch latency (s)"
 UTILIZATION_TITLE = "GPU utilization (%)"
 
 
-def latency_points(rows: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
-    """A latency curve's rows as plot data: latency in seconds, utilization in percent."""
+# The latency plot's x axes: (combo text, row key, axis title).
+LATENCY_AXES = (
+    ("per switch", "switch_latency_ns", LATENCY_TITLE),
+    ("end-to-end path", "path_latency_ns", "path latency, one way (s)"),
+)
+
+
+def latency_points(
+    rows: list[dict[str, Any]], key: str = "switch_latency_ns"
+) -> tuple[list[float], list[float]]:
+    """A latency curve's rows as plot data: latency (`key`) in seconds, utilization in %."""
     return (
-        [1e-9 * r["switch_latency_ns"] for r in rows],
+        [1e-9 * r[key] for r in rows],
         [100.0 * r["gpu_utilization"] for r in rows],
+    )
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1e3:.3g} µs"
+
+
+def reach_text(rows: list[dict[str, Any]]) -> str:
+    """What the curve's latency reaches, in words (engine.analysis.latency_reach's figures)."""
+    if len(rows) < 2:
+        return ""
+    reach = latency_reach(rows)
+    (s0, s1), (p0, p1) = reach["switch_latency_ns"], reach["path_latency_ns"]
+    grown = [f"{k} +{s * 1e3:.3g} ms" for k, s in reach["grown_s"].items() if s > 1e-7]
+    where = (
+        "the latency reaches " + ", ".join(grown)
+        if grown
+        else "no exposed communication grows: the latency stays off the critical path"
+    )
+    return (
+        f"{_us(s0)} → {_us(s1)} per switch ({_us(p0)} → {_us(p1)} end to end): step "
+        f"{reach['step_growth']:+.1%}, GPU utilization {-reach['utilization_drop']:+.1%}; {where}"
     )
 
 
@@ -110,7 +144,7 @@ class TrainingTab(ResultTab):
             log_y=False,
             legend_offset=(-10, -10),  # utilization curves run high: the legend goes low
         )
-        self.latency_plot.setTitle("GPU utilization vs switch latency")
+        self.latency_plot.setTitle("GPU utilization vs network latency")
         # fixed axes: the points fill in from the left as the worker computes them
         self.latency_plot.setYRange(0, 100, padding=0.02)
         span_s = (1e-9 * LATENCIES_NS[0], 1e-9 * LATENCIES_NS[-1])
@@ -125,14 +159,36 @@ class TrainingTab(ResultTab):
             name="current",
         )
         self.pinned_latency = PinnedCurves(self.latency_plot)
+        self.axis_combo = QComboBox()
+        self.axis_combo.setObjectName("latencyAxisCombo")
+        self.axis_combo.setToolTip(
+            "x axis: each switch's forwarding latency, or the one-way latency across the "
+            "fabric it gives (NICs, cables and every switch on the longest route)"
+        )
+        for text, key, _title in LATENCY_AXES:
+            self.axis_combo.addItem(text, key)
+        self.axis_combo.currentIndexChanged.connect(lambda _i: self._redraw_latency())
+        self.latency_reach = QLabel()
+        self.latency_reach.setObjectName("latencyReach")
+        self.latency_reach.setWordWrap(True)
+        # a short window clips the sentence rather than grow the window's minimum height
+        self.latency_reach.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        self.latency_reach.setMinimumHeight(1)
+        self._latency_rows: list[dict[str, Any]] = []
+        self._pin_rows: list[tuple[Pin, list[dict[str, Any]]]] = []
         self.latency_status = QLabel("Open this tab to compute GPU utilization vs latency")
         self.latency_status.setObjectName("latencyStatus")
         self.latency_status.setWordWrap(True)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.latency_status, 1)
+        status_row.addWidget(QLabel("x axis"))
+        status_row.addWidget(self.axis_combo)
         right_layout.addWidget(self.latency_plot, 1)
-        right_layout.addWidget(self.latency_status)
+        right_layout.addLayout(status_row)
+        right_layout.addWidget(self.latency_reach)
 
         body = QSplitter(Qt.Orientation.Horizontal)
         body.setObjectName("trainingSplitter")
@@ -198,19 +254,35 @@ class TrainingTab(ResultTab):
         )
 
     def show_latency(self, rows: list[dict[str, Any]] | None, status: str) -> None:
-        """Draw the current scenario's latency curve (None clears it) and say how far it got."""
-        xs, ys = latency_points(rows or [])
-        self.latency_curve.setData(xs, ys)
+        """Draw the current scenario's latency curve (None clears it), say how far it got
+        and, once it has two points, what the latency reaches in the step."""
+        self._latency_rows = list(rows or [])
         self.latency_status.setText(status)
+        self.latency_reach.setText(reach_text(self._latency_rows))
+        self._redraw_latency()
+
+    def _redraw_latency(self) -> None:
+        """Draw the current and pinned curves against the chosen latency axis."""
+        key = self.axis_combo.currentData()
+        title = next(t for _text, k, t in LATENCY_AXES if k == key)
+        self.latency_plot.setLabel("bottom", title)
+        self.latency_curve.setData(*latency_points(self._latency_rows, key))
+        self.pinned_latency.show(
+            [(pin, *latency_points(rows, key)) for pin, rows in self._pin_rows]
+        )
+        if key == "switch_latency_ns":
+            span_s = (1e-9 * LATENCIES_NS[0], 1e-9 * LATENCIES_NS[-1])
+            self.latency_plot.setXRange(*(math.log10(t) for t in span_s), padding=0.04)
+        else:
+            self.latency_plot.getPlotItem().enableAutoRange(axis="x")
 
     # ---- pinned scenarios -------------------------------------------------------------------
 
     def show_pins(self, pins: list[Pin], current: AppReport | None, curves: LatencyCurves) -> None:
         """Dashed latency curves of the pins that have one (in `curves`), and the comparison
         table."""
-        self.pinned_latency.show(
-            [(pin, *latency_points(rows)) for pin in pins if (rows := curves.rows(pin.report))]
-        )
+        self._pin_rows = [(pin, rows) for pin in pins if (rows := curves.rows(pin.report))]
+        self._redraw_latency()
         self.comparison.setVisible(bool(pins))
         set_header(
             self.comparison,
@@ -222,8 +294,10 @@ class TrainingTab(ResultTab):
     # ---- export -----------------------------------------------------------------------------
 
     def export_latency_csv(self, path: str) -> None:
-        """The latency plot's curves: switch latency (s), then GPU utilization (%) per curve."""
-        write_series_csv(path, LATENCY_TITLE, UTILIZATION_TITLE, plotted_series(self.latency_plot))
+        """The latency plot's curves: the shown latency (s), then GPU utilization (%) per curve."""
+        key = self.axis_combo.currentData()
+        title = next(t for _text, k, t in LATENCY_AXES if k == key)
+        write_series_csv(path, title, UTILIZATION_TITLE, plotted_series(self.latency_plot))
 
     def export_table_csv(self, path: str) -> None:
         """The step breakdown table as shown."""

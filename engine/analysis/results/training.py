@@ -47,7 +47,8 @@ class TrainingResult(JsonResult):
 
     ``step_s = compute_s + exposed_comm_s + bubble_s + optimizer_s``; `compute_parts_s` splits
     the compute by kernel class (matmul, attention, memory_bound, output_layer, recompute; or
-    flat when the job sets a flat compute efficiency); `compute_efficiency` is the share of
+    flat when the job sets a flat compute efficiency); `path_latency_s` is the one-way latency
+    across the fabric (GPU 0 to the last server); `compute_efficiency` is the share of
     peak the compute phase achieves. `comm_s` maps each kind (tp, cp, ep, pp, dp) to its `CommTime`; `layout` is the
     parallel layout used, `job` the job as asked for; `notes` list every layout adjustment
     and approximation that applies and `assumptions` the figures assumed; `engine_s` is the
@@ -65,6 +66,7 @@ class TrainingResult(JsonResult):
     exposed_comm_s: float
     bubble_s: float
     optimizer_s: float
+    path_latency_s: float
     recompute_s: float
     compute_parts_s: Mapping[str, float]
     gpu_utilization: float

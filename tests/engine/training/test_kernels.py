@@ -182,3 +182,24 @@ def test_zero_bubble_on_an_interleaved_preset_runs_one_chunk_and_says_so(fabric_
     r = train_step(fabric_1k, TrainingJob(model="llama3-70b", pp=4, overrides={"schedule": 1}))
     assert r["layout"]["virtual_stages"] == 1
     assert any("ZB-H1 runs one model chunk" in n for n in r["notes"])
+
+
+def test_the_latency_curve_names_the_path_latency_and_what_grows(fabric_1k):
+    from engine.analysis import latency_reach
+    from engine.training.step import latency_sweep
+
+    rows = latency_sweep(fabric_1k, TrainingJob(), [1000.0, 20000.0])
+    assert rows[1]["path_latency_ns"] - rows[0]["path_latency_ns"] == pytest.approx(3 * 19000.0)
+    flat = [
+        {
+            **{k: r[k] for k in ("switch_latency_ns", "path_latency_ns", "gpu_utilization")},
+            **{k: r[k] for k in ("step_s", "bubble_s")},
+            **{f"exposed_{k}_s": v for k, v in r["exposed_s"].items()},
+        }
+        for r in rows
+    ]
+    reach = latency_reach(flat)
+    assert reach["step_growth"] == pytest.approx(rows[1]["step_s"] / rows[0]["step_s"] - 1)
+    grown = reach["grown_s"]
+    assert list(grown.values()) == sorted(grown.values(), reverse=True)
+    assert sum(grown.values()) == pytest.approx(rows[1]["step_s"] - rows[0]["step_s"], rel=1e-6)

@@ -184,6 +184,25 @@ def test_latency_plot_holds_the_engines_curve_once_the_training_tab_opens(qtbot,
     assert f"{len(LATENCIES_NS)} switch latencies" in results.training_tab.latency_status.text()
 
 
+def test_the_latency_axis_switches_to_end_to_end_path_latency_and_says_what_it_reaches(
+    qtbot, win, catalog
+):
+    results, tab = win.results, win.results.training_tab
+    open_tab(qtbot, results, tab)
+    report = win.last_report
+    qtbot.waitUntil(lambda: results.latency_curves.rows(report) is not None, timeout=TIMEOUT_MS)
+    rows = results.latency_curves.rows(report)
+    tab.axis_combo.setCurrentIndex(tab.axis_combo.findData("path_latency_ns"))
+    xs, _ys = tab.latency_curve.getOriginalDataset()
+    assert list(xs) == pytest.approx([1e-9 * r["path_latency_ns"] for r in rows])
+    # a leaf-spine-leaf route pays the switch three times, plus NICs and cables
+    assert all(r["path_latency_ns"] > 3 * r["switch_latency_ns"] for r in rows)
+    assert "path latency" in results.latency_plot.getAxis("bottom").labelText
+    text = tab.latency_reach.text()
+    assert "end to end" in text and "step +" in text
+    assert "the latency reaches" in text or "off the critical path" in text
+
+
 def test_a_scenario_without_training_says_so_on_the_latency_plot(qtbot, win):
     results = win.results
     report = dataclasses.replace(win.last_report, training=None, training_error="no model fits")
