@@ -10,7 +10,8 @@ checkpointed forward re-issues them):
 * CP: per layer an all-gather of the K/V chunks forward, all-gather + reduce-scatter backward,
   hidden behind attention compute (``cp_overlap``).
 * EP: per MoE layer 4 all-to-alls (dispatch and combine, forward and backward) of
-  ``tokens x d_model x 2 x top_k`` bytes, exposed unless ``ep_overlap``.
+  ``tokens x d_model x 2 x top_k`` bytes times the busiest rank's load (``capacity_factor``
+  padding, or ``expert_imbalance`` when dropless), exposed unless ``ep_overlap``.
 * PP: 2 x `virtual_stages` send/recv exchanges of the activation between adjacent stages,
   split over the TP ranks (Megatron's scatter/gather), on the critical path.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 from engine.training.context import (
     BF16_BYTES,
     StepContext,
+    expert_load,
     forward_repeats,
     layers_per_stage,
     tokens_per_rank,
@@ -87,7 +89,8 @@ def ep_per_microbatch(ctx: StepContext) -> tuple[float, float]:
         return 0.0, 0.0
     groups = ctx.bounded("EP all-to-all", ep_groups(ctx.grid, lay.ep, ctx.limit))
     tokens = tokens_per_rank(ctx) / (lay.tp if lay.sequence_parallel else 1)
-    size = tokens * model.d_model * BF16_BYTES * model.top_k
+    # the busiest rank's dispatch sets the pace (padded to the capacity factor, or its load)
+    size = tokens * model.d_model * BF16_BYTES * model.top_k * expert_load(ctx)
     count = (2 * forward_repeats(ctx) + 2) * layers_per_stage(ctx)
     raw = count * ctx.timer.time("ep", "all-to-all", groups, size, count * lay.micro_batches)
     return raw, raw * (1.0 - ctx.plan.knobs["ep_overlap"])

@@ -15,7 +15,13 @@ from engine.catalog.devices import Catalog
 from engine.catalog.model_presets import ModelPreset
 from engine.model.errors import Problem, ScenarioError
 from engine.topology.expand import Fabric
-from engine.training.context import StepContext, layers_per_stage, stage_layers, tokens_per_rank
+from engine.training.context import (
+    StepContext,
+    expert_load,
+    layers_per_stage,
+    stage_layers,
+    tokens_per_rank,
+)
 from engine.training.kernels import Shard, layer_times, output_layer_s
 
 
@@ -167,6 +173,7 @@ def micro_batch_compute(ctx: StepContext, fpt: float) -> MicroBatchCompute:
         ep=lay.ep,
         sequence_parallel=lay.sequence_parallel,
         flash_attention=knobs["flash_attention"] >= 0.5,
+        expert_load=expert_load(ctx),
     )
     lt = layer_times(model, shard, ctx.gpu)
     out_fwd, out_bwd = output_layer_s(model, shard, ctx.gpu)

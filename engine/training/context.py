@@ -87,6 +87,14 @@ def forward_repeats(ctx: StepContext) -> int:
     return 2 if ctx.plan.knobs["recompute"] == 2 else 1
 
 
+def expert_load(ctx: StepContext) -> float:
+    """Tokens the busiest expert-parallel rank handles over the mean: the capacity factor
+    (every expert's buffer padded to it, GShard / Switch Transformer) or, dropless, the
+    busiest expert's imbalance."""
+    knobs = ctx.plan.knobs
+    return knobs["capacity_factor"] or knobs["expert_imbalance"]
+
+
 def tokens_per_rank(ctx: StepContext) -> float:
     """Tokens of one micro-batch on one CP rank (before the sequence-parallel split)."""
     lay = ctx.layout

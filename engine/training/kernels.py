@@ -113,6 +113,7 @@ class Shard:
     ep: int
     sequence_parallel: bool
     flash_attention: bool
+    expert_load: float = 1.0  # busiest expert rank's tokens over the mean (MoE)
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def _matmuls_s(model: ModelPreset, sh: Shard, gpu: GpuSpeed) -> float:
     up = (2 if model.gated_mlp else 1) * model.ffn / t
     if model.moe:
         local = model.experts / sh.ep
-        per_expert = m * model.top_k * sh.ep / model.experts  # tokens, balanced routing
+        # tokens of one local expert: the mean, times the busiest rank's load (or padding)
+        per_expert = m * model.top_k * sh.ep / model.experts * sh.expert_load
         total += gemm_s(m, model.experts, d, gpu)  # router
         total += gemm_s(per_expert, up, d, gpu, local) + gemm_s(
             per_expert, d, model.ffn / t, gpu, local
@@ -184,7 +186,8 @@ def _stream_s(model: ModelPreset, sh: Shard, gpu: GpuSpeed) -> float:
     d, t = model.d_model, sh.tp
     _, q_w, kv_w = _widths(model)
     wide = (2 * 4.0 * d + 2 * 6.0 * d) / (t if sh.sequence_parallel else 1)  # 2 norms, 2 adds
-    act_elements = (3 if model.gated_mlp else 2) * model.ffn / t * (model.top_k if model.moe else 1)
+    routed = model.top_k * sh.expert_load if model.moe else 1.0
+    act_elements = (3 if model.gated_mlp else 2) * model.ffn / t * routed
     rotary = 4.0 * (q_w + kv_w) / t if model.position_embeddings == 0 else 0.0
     per_token = wide + BF16 * act_elements + rotary
     return sh.tokens * per_token / gpu.stream_bytes_per_s

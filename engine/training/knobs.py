@@ -33,6 +33,8 @@ KNOBS: dict[str, tuple[float, str]] = {
         "1: fused FlashAttention-class kernel; 0: unfused (Megatron pre-2022)",
     ),
     "schedule": (0.0, "pipeline schedule: 0 1F1B (interleaved when virtual_stages > 1), 1 ZB-H1"),
+    "capacity_factor": (0.0, "MoE expert capacity over the mean load (0: dropless, no padding)"),
+    "expert_imbalance": (1.0, "MoE: the busiest expert's tokens over the mean (dropless routing)"),
 }
 # Knobs that take one of a few whole values, with what each value means.
 CHOICES: dict[str, dict[int, str]] = {
@@ -92,5 +94,21 @@ def check_knobs(knobs: dict[str, float]) -> None:
             raise ScenarioError(
                 Problem(f"{WHERE}.overrides", f"{name} must be one of {allowed}", name)
             )
+    if not (knobs["capacity_factor"] == 0 or knobs["capacity_factor"] >= 1):
+        raise ScenarioError(
+            Problem(
+                f"{WHERE}.overrides",
+                "capacity_factor must be 0 (dropless) or at least 1",
+                "capacity_factor",
+            )
+        )
+    if not 1 <= knobs["expert_imbalance"] <= 64:
+        raise ScenarioError(
+            Problem(
+                f"{WHERE}.overrides",
+                "expert_imbalance must be between 1 and 64",
+                "expert_imbalance",
+            )
+        )
     if knobs["max_concurrent_groups"] < 0:
         raise ScenarioError(Problem(f"{WHERE}.overrides", "must be ≥ 0", "max_concurrent_groups"))

@@ -203,3 +203,30 @@ def test_the_latency_curve_names_the_path_latency_and_what_grows(fabric_1k):
     grown = reach["grown_s"]
     assert list(grown.values()) == sorted(grown.values(), reverse=True)
     assert sum(grown.values()) == pytest.approx(rows[1]["step_s"] - rows[0]["step_s"], rel=1e-6)
+
+
+def test_expert_capacity_and_imbalance_slow_the_moe_layers(fabric_1k):
+    def step(**knobs):
+        job = TrainingJob(model="mixtral-8x7b", pp=1, seq_len=2048, overrides=knobs)
+        return train_step(fabric_1k, job)
+
+    even = step()
+    padded = step(capacity_factor=1.25)
+    skewed = step(expert_imbalance=2.0)
+    assert even["comm_s"]["ep"]["raw_s"] < padded["comm_s"]["ep"]["raw_s"]
+    assert padded["comm_s"]["ep"]["raw_s"] < skewed["comm_s"]["ep"]["raw_s"]
+    assert even["compute_parts_s"]["matmul"] < padded["compute_parts_s"]["matmul"]
+    assert padded["compute_parts_s"]["matmul"] < skewed["compute_parts_s"]["matmul"]
+    # a dense model has no experts: neither knob changes it
+    dense = [
+        train_step(fabric_1k, TrainingJob(model="llama3-70b", overrides=k))["step_s"]
+        for k in ({}, {"capacity_factor": 2.0})
+    ]
+    assert dense[0] == dense[1]
+
+
+@pytest.mark.parametrize(("knob", "bad"), [("capacity_factor", 0.5), ("expert_imbalance", 0.9)])
+def test_moe_knobs_refuse_impossible_loads(fabric_1k, knob, bad):
+    with pytest.raises(ScenarioError) as info:
+        train_step(fabric_1k, TrainingJob(model="mixtral-8x7b", overrides={knob: bad}))
+    assert info.value.problems[0].field == knob
