@@ -33,6 +33,8 @@ from engine.topology import generators as gen  # noqa: E402
 from engine.topology.expand import expand  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from growth_bench import BUDGETS as GROWTH_BUDGETS  # noqa: E402
+from growth_bench import growth_timings  # noqa: E402
 from interactive_bench import BUDGETS as INTERACTIVE_BUDGETS  # noqa: E402
 from interactive_bench import interactive_timings  # noqa: E402
 from transport_bench import BUDGETS as TRANSPORT_BUDGETS  # noqa: E402
@@ -54,6 +56,7 @@ BUDGETS = {
     "peak_rss_128k_gb": 8.0,
     **TRANSPORT_BUDGETS,
     **INTERACTIVE_BUDGETS,
+    **GROWTH_BUDGETS,
 }
 
 
@@ -337,6 +340,7 @@ def main() -> int:
         results.update(big_case())
     results.update(solver_speedup())
     results.update(transport_timings())
+    results.update(growth_timings())
     results.update(sweep_64_points_1k())
     results.update(interactive_timings(skip_128k=args.skip_128k))
     results.update(library_10k())
