@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.validation import nccl_points as npts
+from tests.validation.bars import hold_median, hold_point
 
 VALIDATION_MD = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 
@@ -43,27 +44,14 @@ def test_every_point_names_its_source():
 
 def test_median_error_is_within_the_bar():
     rows = list(_rows())
-    median = npts.median_error(rows)
-    if npts.MEDIAN_KNOWN_GAP:
-        # The gap must still be there; when the model closes it, this fails: drop the gap.
-        assert median > npts.MEDIAN_LIMIT, f"the median is {median:.1%} now: drop MEDIAN_KNOWN_GAP"
-        pytest.xfail(npts.MEDIAN_KNOWN_GAP)
-    assert median <= npts.MEDIAN_LIMIT, npts.table(rows)
+    hold_median(npts.median_error(rows), npts.MEDIAN_LIMIT, npts.MEDIAN_KNOWN_GAP, npts.table(rows))
 
 
 @pytest.mark.parametrize("point", npts.points(), ids=lambda p: p.id)
 def test_a_point_misses_by_more_than_35_percent_only_with_a_written_reason(point):
     row = next(c for c in _rows() if c.point.id == point.id)
-    if point.reason:
-        # A reason that is no longer needed must go: the model has closed that gap.
-        assert abs(row.error) > npts.POINT_LIMIT, (
-            f"{point.id}: within {npts.POINT_LIMIT:.0%} now ({row.error:+.1%}); drop its reason"
-        )
-    else:
-        assert abs(row.error) <= npts.POINT_LIMIT, (
-            f"{point.id}: model {row.model:.4g} vs measured {point.measured:.4g} "
-            f"({row.error:+.1%}) and no written reason"
-        )
+    detail = f"model {row.model:.4g} vs measured {point.measured:.4g}"
+    hold_point(point.id, row.error, npts.POINT_LIMIT, point.reason, detail)
 
 
 def test_docs_validation_md_holds_the_current_table():

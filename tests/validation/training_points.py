@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from engine.model.scenario import TrainingJob
 from engine.topology import generators as gen
 from engine.topology.expand import expand
 from engine.training.step import train_step
+from tests.validation.bars import median_abs
 
 POINTS_FILE = Path(__file__).with_name("training_points.json")
 MEDIAN_LIMIT = 0.15
@@ -128,7 +128,7 @@ def comparisons() -> list[Comparison]:
 
 def median_error(rows: list[Comparison]) -> float:
     """Median absolute relative error over `rows`."""
-    return statistics.median(abs(r.error) for r in rows)
+    return median_abs(r.error for r in rows)
 
 
 def _fmt(value: float, quantity: str) -> str:
