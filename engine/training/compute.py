@@ -175,8 +175,17 @@ def micro_batch_compute(ctx: StepContext, fpt: float) -> MicroBatchCompute:
         flash_attention=knobs["flash_attention"] >= 0.5,
         expert_load=expert_load(ctx),
     )
-    lt = layer_times(model, shard, ctx.gpu)
-    out_fwd, out_bwd = output_layer_s(model, shard, ctx.gpu)
+    matmul_gpu = ctx.gpu.fp8 if knobs["fp8"] >= 0.5 else ctx.gpu
+    if matmul_gpu is None:
+        raise ScenarioError(
+            Problem(
+                "workload.training.overrides",
+                "fp8 needs a GPU with FP8 matmuls (the catalog has no FP8 ceiling for it)",
+                "fp8",
+            )
+        )
+    lt = layer_times(model, shard, ctx.gpu, matmul_gpu)
+    out_fwd, out_bwd = output_layer_s(model, shard, matmul_gpu)
     per_stage = stage_layers(model.layers, lay.pp, lay.virtual_stages)
     redo_layer = {0: 0.0, 1: lt.attention_s, 2: lt.forward_s}[recompute]
 

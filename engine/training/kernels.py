@@ -9,12 +9,14 @@ GPU sustains for it, from the catalog (engine.catalog, each figure sourced):
   micro-batch, wide TP, many small experts) runs below the ceiling, as it does on the card.
   The compute side is quantized as cuBLAS runs it (NVIDIA's Matrix Multiplication Background
   guide, section 3): output tiles of ``gemm_tile``, one per SM per wave, so a GEMM pays for
-  whole waves; the ceiling was measured at ``matmul_best_shape`` and includes that shape's
-  own quantization, which is divided out;
+  whole waves. The ceiling is the rate with every SM busy: it was found by a brute-force
+  search over shapes, whose best one is where cuBLAS's own tiles fill the waves;
 * **attention** fused (FlashAttention-class: causal blocks skipped, the backward 2.5x the
   forward's FLOPs) at ``attention_efficiency`` of peak, or unfused (Megatron before 2022:
   batched score and context matmuls on the roofline plus the softmax, mask and dropout passes
   over the ``s x s`` scores through HBM);
+* **FP8 training** (Transformer Engine style) runs the linear layers' matmuls at the GPU's FP8
+  ceiling with one-byte inputs, attention and the rest in BF16;
 * **streaming kernels** (norms, residual adds, activation function, rotary embedding) at HBM
   bandwidth x ``hbm_efficiency``; tensors split by TP, and by sequence parallelism for the
   ``d_model``-wide ones.
@@ -27,7 +29,7 @@ modelled. `reference_layer_s` in tests recomputes the same figures by hand.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.catalog.devices import Catalog
 from engine.catalog.model_presets import ModelPreset
@@ -44,11 +46,13 @@ class GpuSpeed:
     """What one GPU sustains per kernel class (SI: FLOP/s and bytes/s)."""
 
     peak_flops: float  # dense BF16 datasheet peak (MFU's denominator)
-    matmul_flops: float  # matmul rate with every SM busy (the ceiling, its quantization removed)
+    matmul_flops: float  # matmul rate with every SM busy (the measured ceiling)
     attention_flops: float  # fused attention kernel
     stream_bytes_per_s: float  # achieved HBM bandwidth
     sm_count: int
     tile: tuple[int, int]
+    operand_bytes: float = BF16  # bytes per matmul input element
+    fp8: GpuSpeed | None = None  # the same GPU running its matmuls in FP8, when it can
 
     @classmethod
     def of(cls, catalog: Catalog, gpu_id: str) -> GpuSpeed:
@@ -57,18 +61,25 @@ class GpuSpeed:
         peak = float(gpu.value("bf16_dense_tflops")) * 1e12
         sms = int(gpu.value("sm_count"))
         tile_m, tile_n = (int(x) for x in gpu.value("gemm_tile"))
-        m, n, _ = (float(x) for x in gpu.value("matmul_best_shape"))
-        measured_fill = wave_fill(m, n, sms, (tile_m, tile_n))
-        return cls(
+        tile = (tile_m, tile_n)
+        bf16 = cls(
             peak_flops=peak,
-            matmul_flops=float(gpu.value("matmul_bf16_tflops")) * 1e12 / measured_fill,
+            matmul_flops=float(gpu.value("matmul_bf16_tflops")) * 1e12,
             sm_count=sms,
-            tile=(tile_m, tile_n),
+            tile=tile,
             attention_flops=peak * float(gpu.value("attention_efficiency")),
             stream_bytes_per_s=float(gpu.value("hbm_bw_TBps"))
             * 1e12
             * float(gpu.value("hbm_efficiency")),
         )
+        if not gpu.has("matmul_fp8_tflops"):
+            return bf16
+        fp8 = replace(
+            bf16,
+            matmul_flops=float(gpu.value("matmul_fp8_tflops")) * 1e12,
+            operand_bytes=1.0,
+        )
+        return replace(bf16, fp8=fp8)
 
 
 def wave_fill(m: float, n: float, sms: int, tile: tuple[int, int], batch: float = 1.0) -> float:
@@ -96,7 +107,7 @@ def gemm_s(
     if m <= 0 or n <= 0 or k <= 0 or count <= 0:
         return 0.0
     flops = 2.0 * m * n * k
-    moved = BF16 * (m * k + k * n + m * n)
+    moved = gpu.operand_bytes * (m * k + k * n) + BF16 * m * n
     launch = count if batched else 1.0
     fill = wave_fill(m, n, gpu.sm_count, gpu.tile, launch)
     return count * max(flops / (gpu.matmul_flops * fill), moved / gpu.stream_bytes_per_s)
@@ -193,11 +204,17 @@ def _stream_s(model: ModelPreset, sh: Shard, gpu: GpuSpeed) -> float:
     return sh.tokens * per_token / gpu.stream_bytes_per_s
 
 
-def layer_times(model: ModelPreset, sh: Shard, gpu: GpuSpeed) -> LayerTimes:
-    """Forward kernel seconds of one transformer layer for one micro-batch on one GPU."""
+def layer_times(
+    model: ModelPreset, sh: Shard, gpu: GpuSpeed, matmul_gpu: GpuSpeed | None = None
+) -> LayerTimes:
+    """Forward kernel seconds of one transformer layer for one micro-batch on one GPU.
+
+    `matmul_gpu` times the linear layers (the FP8 speeds under FP8 training); attention and
+    the memory-bound kernels stay at `gpu`'s BF16 speeds.
+    """
     attention, attention_backward = _attention_s(model, sh, gpu)
     return LayerTimes(
-        matmul_s=_matmuls_s(model, sh, gpu),
+        matmul_s=_matmuls_s(model, sh, matmul_gpu or gpu),
         attention_s=attention,
         attention_backward_s=attention_backward,
         stream_s=_stream_s(model, sh, gpu),

@@ -33,6 +33,7 @@ KNOBS: dict[str, tuple[float, str]] = {
         "1: fused FlashAttention-class kernel; 0: unfused (Megatron pre-2022)",
     ),
     "schedule": (0.0, "pipeline schedule: 0 1F1B (interleaved when virtual_stages > 1), 1 ZB-H1"),
+    "fp8": (0.0, "1: linear-layer matmuls in FP8 (Transformer Engine), attention in BF16"),
     "capacity_factor": (0.0, "MoE expert capacity over the mean load (0: dropless, no padding)"),
     "expert_imbalance": (1.0, "MoE: the busiest expert's tokens over the mean (dropless routing)"),
 }
@@ -41,6 +42,7 @@ CHOICES: dict[str, dict[int, str]] = {
     "recompute": {0: "none", 1: "selective", 2: "full"},
     "flash_attention": {0: "unfused", 1: "fused"},
     "schedule": {0: "1F1B", 1: "ZB-H1"},
+    "fp8": {0: "bf16", 1: "fp8"},
 }
 
 

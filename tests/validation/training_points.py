@@ -32,17 +32,9 @@ MEDIAN_LIMIT = 0.15
 POINT_LIMIT = 0.35
 TABLE_START = "<!-- training-points table: written by `make validation`, checked by tests -->"
 TABLE_END = "<!-- end of training-points table -->"
-# The median misses its bar with the catalog's figures; why, until the model closes it (the
-# test then fails and asks for this to be emptied). Not a tolerance: the bar stays 15%.
-MEDIAN_KNOWN_GAP = (
-    "The median is just above 15%, from two sides. The 2021 Selene runs come out 14-19% "
-    "fast: their matmuls are timed at a ceiling measured with 2025 software, and kernel "
-    "launch gaps are not modelled. The two largest data-parallel points (Megatron's 4,608 "
-    "H100s, Llama 3 on 16,384) come out 20-25% slow: they ran interleaved pipelines whose "
-    "depth is not published, and the presets keep plain 1F1B, so their bubble is an upper "
-    "bound. Neither is a figure to tune: the first needs an era's kernel speeds, the second "
-    "the published interleaving depth."
-)
+# Why the median would miss its bar, while it does (the test then xfails and must be emptied
+# once the model is within it). Not a tolerance: the bar stays 15%.
+MEDIAN_KNOWN_GAP = ""
 UNITS = {
     "megatron_tflops_per_gpu": "TFLOP/s per GPU",
     "model_tflops_per_gpu": "TFLOP/s per GPU",

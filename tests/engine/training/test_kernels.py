@@ -30,11 +30,9 @@ def _by_hand_fill(m: int, n: int, sms: int, tm: int, tn: int) -> float:
     return m * n / (waves * sms * tm * tn)
 
 
-def test_the_matmul_rate_is_the_measured_ceiling_with_its_own_quantization_removed():
-    cat = default_catalog().get("h100-sxm", "gpu")
-    m, n, _ = cat.value("matmul_best_shape")
-    fill = _by_hand_fill(m, n, 132, 256, 128)
-    assert H100.matmul_flops == pytest.approx(794.5e12 / fill)
+def test_the_matmul_rate_is_the_measured_ceiling_and_hbm_at_its_efficiency():
+    assert H100.matmul_flops == pytest.approx(794.5e12)
+    assert H100.fp8 is not None and H100.fp8.matmul_flops == pytest.approx(1402.6e12)
     assert H100.stream_bytes_per_s == pytest.approx(3.35e12 * 0.9)
 
 
@@ -46,7 +44,7 @@ def test_a_large_square_gemm_is_compute_bound_at_the_quantized_ceiling():
 
 def test_a_thin_gemm_is_bound_by_memory():
     m, n, k = 16, 16384, 16384  # one token's worth of rows: a matrix-vector product
-    moved = 2 * (m * k + k * n + m * n)
+    moved = 2 * (m * k + k * n + m * n)  # bf16 inputs and output
     assert gemm_s(m, n, k, H100) == pytest.approx(moved / H100.stream_bytes_per_s)
 
 
@@ -230,3 +228,23 @@ def test_moe_knobs_refuse_impossible_loads(fabric_1k, knob, bad):
     with pytest.raises(ScenarioError) as info:
         train_step(fabric_1k, TrainingJob(model="mixtral-8x7b", overrides={knob: bad}))
     assert info.value.problems[0].field == knob
+
+
+def test_fp8_runs_the_linear_layers_at_the_fp8_ceiling_and_attention_in_bf16(fabric_1k):
+    bf16 = train_step(fabric_1k, TrainingJob(model="llama3-70b"))
+    fp8 = train_step(fabric_1k, TrainingJob(model="llama3-70b", overrides={"fp8": 1}))
+    ratio = fp8["compute_parts_s"]["matmul"] / bf16["compute_parts_s"]["matmul"]
+    assert 794.5 / 1402.6 * 0.9 < ratio < 794.5 / 1402.6 * 1.1  # the two measured ceilings
+    assert fp8["compute_parts_s"]["attention"] == bf16["compute_parts_s"]["attention"]
+    assert H100.fp8 is not None and H100.fp8.operand_bytes == 1.0
+
+
+def test_fp8_on_a_gpu_without_fp8_matmuls_is_refused_naming_the_knob():
+    cat = default_catalog()
+    from engine.topology import generators as gen
+    from engine.topology.expand import expand
+
+    fabric = expand(gen.single_switch(16, "dgx-a100", "qm8700", catalog=cat), cat)
+    with pytest.raises(ScenarioError) as info:
+        train_step(fabric, TrainingJob(model="llama3-70b", tp=8, overrides={"fp8": 1}), cat)
+    assert info.value.problems[0].field == "fp8"
