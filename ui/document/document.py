@@ -9,15 +9,26 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine.analysis import default_bundle
+from engine.analysis import convert_technology, default_bundle
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
-from engine.model.scenario import DeviceGroup, LinkBundle, Scenario, from_json, to_json
+from engine.model.scenario import (
+    DeviceGroup,
+    Failures,
+    LinkBundle,
+    LinkFailure,
+    Scenario,
+    SwitchFailure,
+    from_json,
+    to_json,
+)
 from engine.model.validation import check_structure
 from ui.document.commands import (
     AddBundleCommand,
     AddGroupCommand,
+    ConvertTechnologyCommand,
+    FailuresCommand,
     MoveGroupsCommand,
     PasteCommand,
     RemoveItemsCommand,
@@ -25,6 +36,8 @@ from ui.document.commands import (
     ScenarioCommand,
     SetFieldCommand,
 )
+
+TECHNOLOGY_NAMES = {"infiniband": "InfiniBand", "roce": "Ethernet/RoCE"}
 
 
 class ScenarioDocument(QObject):
@@ -108,6 +121,21 @@ class ScenarioDocument(QObject):
         """Record the problems expansion found (reported by the worker for this scenario)."""
         self._expand = [p for p in problems if p not in self._structural]
         self.problemsChanged.emit(self.problems)
+
+    def make_variant(self, technology: str) -> str | None:
+        """Turn the scenario into its `technology` ("infiniband" or "roce") variant as one
+        undo step; the reason when it cannot (already that technology, or no catalog switch
+        fits), ``None`` when done."""
+        s = self._scenario
+        if s.fabric.technology == technology:
+            return f"the scenario already runs {technology}"
+        try:
+            after = convert_technology(s, technology, self.catalog)
+        except ScenarioError as exc:
+            return "; ".join(f"{p.where}: {p.message}" for p in exc.problems)
+        text = f"Make the {TECHNOLOGY_NAMES.get(technology, technology)} variant"
+        self._push(ConvertTechnologyCommand(self.replace_scenario, text, s, after))
+        return None
 
     # ---- structural edits (each one undo step) ------------------------------------------------
 
@@ -260,6 +288,56 @@ class ScenarioDocument(QObject):
             PasteCommand(self.replace_scenario, f"Paste {len(new_groups)} group(s)", s, after)
         )
         return [g.id for g in new_groups]
+
+    # ---- failures (each one undo step) ------------------------------------------------------
+
+    def links_down(self, bundle_id: str) -> int:
+        """How many cables of bundle `bundle_id` are failed."""
+        return sum(f.links_down for f in self._scenario.failures.links if f.bundle == bundle_id)
+
+    def failed_members(self, group_id: str) -> list[int]:
+        """The failed members (switch indices) of group `group_id`, in order."""
+        return sorted({f.index for f in self._scenario.failures.switches if f.group == group_id})
+
+    def _set_failures(self, failures: Failures, text: str) -> bool:
+        s = self._scenario
+        after = dataclasses.replace(s, failures=failures)
+        return self._push(FailuresCommand(self.replace_scenario, text, s, after))
+
+    def set_links_down(self, bundle_id: str, count: int) -> bool:
+        """Make exactly `count` cables of bundle `bundle_id` failed (0 restores them all)."""
+        f = self._scenario.failures
+        links = [lf for lf in f.links if lf.bundle != bundle_id]
+        if count > 0:
+            links.append(LinkFailure(bundle_id, int(count)))
+        text = f"Fail {count} link(s) of {bundle_id}" if count else f"Restore {bundle_id}"
+        return self._set_failures(dataclasses.replace(f, links=links), text)
+
+    def fail_switch(self, group_id: str) -> int | None:
+        """Fail the first working member of switch group `group_id`; its index, or ``None``
+        when every member is failed already."""
+        group = self._scenario.group(group_id)
+        failed = set(self.failed_members(group_id))
+        index = next((i for i in range(group.count) if i not in failed), None)
+        if index is None:
+            return None
+        f = self._scenario.failures
+        switches = [*f.switches, SwitchFailure(group_id, index)]
+        self._set_failures(
+            dataclasses.replace(f, switches=switches), f"Fail switch {index} of {group_id}"
+        )
+        return index
+
+    def restore(self, group_ids: Iterable[str] = (), bundle_ids: Iterable[str] = ()) -> bool:
+        """Restore every failed member of the groups and every failed cable of the bundles."""
+        gids, bids = set(group_ids), set(bundle_ids)
+        f = self._scenario.failures
+        failures = dataclasses.replace(
+            f,
+            switches=[sf for sf in f.switches if sf.group not in gids],
+            links=[lf for lf in f.links if lf.bundle not in bids],
+        )
+        return self._set_failures(failures, "Restore " + ", ".join(sorted(gids | bids)))
 
     # ---- files ------------------------------------------------------------------------------
 

@@ -1,0 +1,113 @@
+"""The Scenario menu and File > New: variants of the current scenario and the compare view.
+
+`ScenarioMenu` is mixed into `MainWindow` (before `QMainWindow`, beside `WindowMenus`):
+`_build_scenario_menu` adds File > New (a blank scenario), and a Scenario menu with "Make an
+Ethernet/RoCE variant" and "Make an InfiniBand variant" (each one undo step, through
+`ScenarioDocument.make_variant`, so Ctrl+Z gives the original back) and "Compare
+scenarios…", which opens a `CompareDialog` on the current scenario, the pins and the
+library's scenarios.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+from engine.model.scenario import Metadata, Scenario
+from ui.document.document import TECHNOLOGY_NAMES
+from ui.library.cache import cached_report
+from ui.results.compare_view import Candidate, CompareDialog
+
+CURRENT_SUFFIX = " (current)"
+
+
+class ScenarioMenu:
+    """File > New and the Scenario menu of the main window (a mixin; see the module)."""
+
+    compare_dialog: CompareDialog | None = None
+
+    def _build_scenario_menu(self) -> None:
+        self.new_action = QAction("&New", self)
+        self.new_action.setObjectName("newBlank")
+        self.new_action.setShortcut(QKeySequence("Ctrl+N"))
+        self.new_action.setToolTip("A blank scenario: an empty canvas (undoable)")
+        self.new_action.triggered.connect(self.new_blank)
+        self.template_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.file_menu.insertAction(self.template_action, self.new_action)
+        self.roce_action = QAction("Make an &Ethernet/RoCE variant", self)
+        self.roce_action.setObjectName("makeRoce")
+        self.roce_action.triggered.connect(lambda: self.make_variant("roce"))
+        self.ib_action = QAction("Make an &InfiniBand variant", self)
+        self.ib_action.setObjectName("makeInfiniband")
+        self.ib_action.triggered.connect(lambda: self.make_variant("infiniband"))
+        self.compare_action = QAction("&Compare scenarios…", self)
+        self.compare_action.setObjectName("compareScenarios")
+        self.compare_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        self.compare_action.triggered.connect(self.open_compare)
+        self.scenario_menu = QMenu("&Scenario", self)
+        self.scenario_menu.addActions([self.roce_action, self.ib_action])
+        self.scenario_menu.addSeparator()
+        self.scenario_menu.addAction(self.compare_action)
+        self.menuBar().insertMenu(self.run_menu.menuAction(), self.scenario_menu)
+        self.addActions([self.new_action, self.compare_action])
+        self.document.changed.connect(self._enable_variants)
+        self._enable_variants()
+
+    def _enable_variants(self) -> None:
+        technology = self.document.scenario.fabric.technology
+        self.roce_action.setEnabled(technology != "roce")
+        self.ib_action.setEnabled(technology != "infiniband")
+
+    def new_blank(self) -> bool:
+        """File > New: an empty scenario on the current fabric technology (one undo step)."""
+        blank = Scenario(metadata=Metadata(name="untitled"))
+        blank.fabric.technology = self.document.scenario.fabric.technology
+        return self.document.replace_with(blank, "New blank scenario")
+
+    def make_variant(self, technology: str) -> bool:
+        """Scenario > Make an ... variant: the current scenario on `technology`'s switches,
+        transport and prices, as one undo step; a refusal is shown, never raised."""
+        name = TECHNOLOGY_NAMES.get(technology, technology)
+        refusal = self.document.make_variant(technology)
+        if refusal is not None:
+            self.statusBar().showMessage(f"No {name} variant: {refusal}", 10000)
+            QMessageBox.warning(self, "FabricLab", f"Cannot make the {name} variant:\n\n{refusal}")
+            return False
+        self.statusBar().showMessage(
+            f"Made the {name} variant: {self.document.scenario.metadata.name} (Ctrl+Z undoes)",
+            10000,
+        )
+        return True
+
+    def compare_candidates(self) -> list[Candidate]:
+        """The scenarios Compare can pick: the current one, the pins, the library's."""
+        current = self.document.scenario
+        candidates = [Candidate(current.metadata.name + CURRENT_SUFFIX, scenario=current)]
+        candidates += [
+            Candidate(f"pinned: {pin.label}", report=pin.report) for pin in self.results.pins.pins()
+        ]
+        session = self.library_session
+        if session is not None:
+            library = session.library
+            try:
+                names = library.names()
+            except Exception:  # an unreadable library offers nothing, the rest still works
+                names = []
+            for name in names:
+
+                def load(name: str = name) -> tuple[Scenario, object]:
+                    scenario = library.load(name)
+                    return scenario, cached_report(library, scenario)
+
+                candidates.append(Candidate(f"library: {name}", load=load))
+        return candidates
+
+    def open_compare(self) -> CompareDialog:
+        """Scenario > Compare scenarios…: the compare view (current and first pin ticked)."""
+        if self.compare_dialog is not None:
+            self.compare_dialog.close()
+            self.compare_dialog.deleteLater()
+        dialog = CompareDialog(self.compare_candidates(), self.catalog, self)
+        self.compare_dialog = dialog
+        dialog.show()
+        return dialog
