@@ -11,7 +11,7 @@ library's scenarios.
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtWidgets import QDockWidget, QMenu, QMessageBox
 
 from engine.model.scenario import Metadata, Scenario
 from ui.document.document import TECHNOLOGY_NAMES
@@ -52,6 +52,14 @@ class ScenarioMenu:
         self.addActions([self.new_action, self.compare_action])
         self.document.changed.connect(self._enable_variants)
         self._enable_variants()
+        self.canvas.propertiesRequested.connect(self.show_inspector)
+
+    def show_inspector(self) -> None:
+        """Show and raise the inspector dock (a context menu's "Properties")."""
+        dock = self.findChild(QDockWidget, "inspectorDock")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
 
     def _enable_variants(self) -> None:
         technology = self.document.scenario.fabric.technology

@@ -103,6 +103,8 @@ class CanvasGestures:
             event.accept()
             if target is not None and target.group_id != source:
                 self.document.connect_groups(source, target.group_id)
+            elif target is not None:
+                self._release_menu(target.group_id)  # a right click: its context menu
             return
         super().mouseReleaseEvent(event)
         moved: dict[str, tuple[float, float]] = {}
