@@ -4,7 +4,8 @@
 handlers override the view's and hand the rest on with ``super()``). Every gesture that
 edits ends in one call of the document, so it is one undo step: a right-button (or
 Shift+left) drag from node to node connects them, a node drag moves the dragged nodes, and a
-device dropped from the palette adds a group where it lands.
+device dropped from the palette adds a group where it lands, a switch in the tier of the
+band it lands in (a spine when dropped in the spine band).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from PySide6.QtGui import QKeySequence, QPen
 from PySide6.QtWidgets import QGraphicsLineItem
 
 from ui.canvas.items import EdgeItem, NodeItem
+from ui.canvas.layout import tier_at
 from ui.document.document import ScenarioDocument
 from ui.theme import Theme, color
 
@@ -144,7 +146,7 @@ class CanvasGestures:
         model = bytes(event.mimeData().data(DEVICE_MIME)).decode("utf-8")
         at = self.mapToScene(event.position().toPoint())
         try:
-            gid = self.document.add_device(model, off_origin(at.x(), at.y()))
+            gid = self.document.add_device(model, off_origin(at.x(), at.y()), tier_at(at.y()))
         except KeyError:
             event.ignore()
             return

@@ -14,6 +14,7 @@ from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import (
+    TIERS,
     DeviceGroup,
     Failures,
     LinkBundle,
@@ -37,6 +38,7 @@ from ui.document.commands import (
     SetFieldCommand,
 )
 
+SWITCH_TIERS = tuple(t for t in TIERS if t != "server")
 TECHNOLOGY_NAMES = {"infiniband": "InfiniBand", "roce": "Ethernet/RoCE"}
 
 
@@ -166,13 +168,17 @@ class ScenarioDocument(QObject):
         )
         return gid
 
-    def add_device(self, model: str, position: tuple[float, float] | None = None) -> str:
-        """Add a group of one catalog `model`: servers (count 1) or leaf switches (count 1)."""
+    def add_device(
+        self, model: str, position: tuple[float, float] | None = None, tier: str | None = None
+    ) -> str:
+        """Add a group of one catalog `model` (count 1): servers, or switches in `tier`
+        (``leaf`` when not given, or when asked for the server tier)."""
         device = self.catalog.get(model)
         if device.kind == "server":
             base, kind, tier = "servers", "server", "server"
         else:
-            base, kind, tier = "leaf", "switch", "leaf"
+            tier = tier if tier in SWITCH_TIERS else "leaf"
+            base, kind = tier, "switch"
         group = DeviceGroup(
             id=base, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
         )
@@ -288,6 +294,18 @@ class ScenarioDocument(QObject):
             PasteCommand(self.replace_scenario, f"Paste {len(new_groups)} group(s)", s, after)
         )
         return [g.id for g in new_groups]
+
+    def set_tier(
+        self, group_id: str, tier: str, position: tuple[float, float] | None = None
+    ) -> bool:
+        """Put a group in `tier`, and its node at `position` when given (one undo step)."""
+        s = self._scenario
+        group = s.group(group_id)
+        changed = dataclasses.replace(group, tier=tier, position=position or group.position)
+        groups = [changed if g.id == group_id else g for g in s.groups]
+        after = dataclasses.replace(s, groups=groups)
+        path = f"groups.{group_id}.tier"
+        return self._push(SetFieldCommand(self.replace_scenario, path, tier, s, after))
 
     # ---- failures (each one undo step) ------------------------------------------------------
 
