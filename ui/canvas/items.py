@@ -194,7 +194,7 @@ class NodeItem(QGraphicsObject):
         if tech:
             tech_w = QFontMetricsF(base).horizontalAdvance(tech)
             tech_color = text if self.fill is not None else color(technology_hex(self, theme))
-            if self.failed:
+            if self.failed and self.fill is None:
                 tech_color = color(theme.problem)
             painter.setPen(tech_color)
             right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
