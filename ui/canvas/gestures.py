@@ -5,7 +5,8 @@ handlers override the view's and hand the rest on with ``super()``). Every gestu
 edits ends in one call of the document, so it is one undo step: a right-button (or
 Shift+left) drag from node to node connects them, a node drag moves the dragged nodes, and a
 device dropped from the palette adds a group where it lands, a switch in the tier of the
-band it lands in (a spine when dropped in the spine band).
+band it lands in (a spine when dropped in the spine band); a switch dragged into another
+switch tier's band joins that tier.
 """
 
 from __future__ import annotations
@@ -116,7 +117,12 @@ class CanvasGestures:
             if old is not None and (pos - old).manhattanLength() > MIN_MOVE:
                 moved[gid] = off_origin(pos.x(), pos.y())
         if moved:
-            self.document.move_groups(moved)
+            tiers = {}  # a switch dragged into another switch tier's band joins that tier
+            for gid, (_x, y) in moved.items():
+                node, tier = self.nodes[gid], tier_at(y)
+                if node.kind == "switch" and tier != "server" and tier != node.tier:
+                    tiers[gid] = tier
+            self.document.move_groups(moved, tiers)
 
     # ---- drops from the palette -------------------------------------------------------------
 

@@ -237,11 +237,19 @@ class ScenarioDocument(QObject):
             return None
         return self.add_bundle(bundle)
 
-    def move_groups(self, positions: dict[str, tuple[float, float]]) -> bool:
-        """Set the canvas positions of several groups as one undo step."""
+    def move_groups(
+        self, positions: dict[str, tuple[float, float]], tiers: dict[str, str] | None = None
+    ) -> bool:
+        """Set the canvas positions of several groups, and the tiers of those `tiers` names
+        (a switch dragged into another tier's band), as one undo step."""
         s = self._scenario
+        tiers = tiers or {}
         groups = [
-            dataclasses.replace(g, position=(float(positions[g.id][0]), float(positions[g.id][1])))
+            dataclasses.replace(
+                g,
+                position=(float(positions[g.id][0]), float(positions[g.id][1])),
+                tier=tiers.get(g.id, g.tier),
+            )
             if g.id in positions
             else g
             for g in s.groups

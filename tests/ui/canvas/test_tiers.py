@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
-from tests.ui.canvas.test_edit import dropped
+from tests.ui.canvas.test_edit import drag, dropped, node_point
 from ui.canvas.layout import tier_at, tier_y
 from ui.main_window import MainWindow
 
@@ -84,3 +84,26 @@ def test_a_servers_tier_is_not_editable(win):
     win.canvas.select_group("servers")
     assert win.inspector.tier_combo.currentText() == "server"
     assert not win.inspector.tier_combo.isEnabled()
+
+
+def test_a_switch_dragged_into_the_spine_band_becomes_a_spine(qtbot, win):
+    doc, canvas = win.document, win.canvas
+    before = doc.scenario
+    start = node_point(canvas, "leaf")
+    end = canvas.mapFromScene(QPointF(canvas.nodes["leaf"].pos().x() + 300, tier_y("spine")))
+    drag(qtbot, canvas.viewport(), start, end, Qt.MouseButton.LeftButton)
+    leaf = doc.scenario.group("leaf")
+    assert leaf.tier == "spine" and canvas.nodes["leaf"].tier == "spine"
+    assert doc.undo_stack.count() == 1
+    servers = node_point(canvas, "servers")  # a server group stays a server wherever it goes
+    drag(
+        qtbot,
+        canvas.viewport(),
+        servers,
+        node_point(canvas, "spine") + QPoint(250, 0),
+        Qt.MouseButton.LeftButton,
+    )
+    assert doc.scenario.group("servers").tier == "server"
+    win.undo_action.trigger()
+    win.undo_action.trigger()
+    assert doc.scenario is before
