@@ -148,3 +148,14 @@ def test_a_right_click_with_the_mouse_opens_the_menu_and_a_right_drag_still_conn
     qtbot.mouseMove(canvas.viewport(), pos=pos)
     qtbot.mouseRelease(canvas.viewport(), Qt.MouseButton.RightButton, pos=pos)
     assert len(win.document.scenario.bundles) == bundles + 1
+
+
+def test_the_results_say_what_the_run_had_failed(qtbot, win):
+    canvas = win.canvas
+    entry(right_click(canvas, canvas.nodes["spine"]), "Fail switch").trigger()
+    entry(right_click(canvas, canvas.edges["servers-leaf"]), "Fail 1 link").trigger()
+    with qtbot.waitSignal(win.worker.finished, timeout=60_000):
+        win.evaluate_now()
+    summary = win.results.summary.text()
+    assert summary.endswith("— with 1 switch of spine and 1 cable of servers-leaf down")
+    assert "mean throughput" in summary
