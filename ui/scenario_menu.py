@@ -13,10 +13,12 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu, QMessageBox
 
+from engine.analysis import AppReport
 from engine.model.scenario import Metadata, Scenario
 from ui.document.document import TECHNOLOGY_NAMES
 from ui.library.cache import cached_report
-from ui.results.compare_view import Candidate, CompareDialog
+from ui.library.dialogs import LIBRARY_ERRORS, error_text
+from ui.results.compare_view import Candidate, CandidateError, CompareDialog
 
 CURRENT_SUFFIX = " (current)"
 
@@ -99,12 +101,15 @@ class ScenarioMenu:
             library = session.library
             try:
                 names = library.names()
-            except Exception:  # an unreadable library offers nothing, the rest still works
+            except LIBRARY_ERRORS:  # an unreadable library offers nothing, the rest still works
                 names = []
             for name in names:
 
-                def load(name: str = name) -> tuple[Scenario, object]:
-                    scenario = library.load(name)
+                def load(name: str = name) -> tuple[Scenario, AppReport | None]:
+                    try:
+                        scenario = library.load(name)
+                    except LIBRARY_ERRORS as exc:
+                        raise CandidateError(error_text(exc)) from exc
                     return scenario, cached_report(library, scenario)
 
                 candidates.append(Candidate(f"library: {name}", load=load))

@@ -48,12 +48,17 @@ BETTER_MARK = " ✓"
 CURVE_COLORS = ("#1f77b4", "#d62728", *PIN_COLORS)
 
 
+class CandidateError(Exception):
+    """A candidate's scenario cannot be read (its message says why)."""
+
+
 @dataclass
 class Candidate:
     """One scenario the user may compare: its label, and a report or a way to get one.
 
     `scenario` is evaluated when `report` is ``None``; `load` gives the scenario (and a
-    cached report, if any) on demand, for library entries read only when picked.
+    cached report, if any) on demand, for library entries read only when picked; it raises
+    `CandidateError` when it cannot.
     """
 
     label: str
@@ -207,7 +212,7 @@ class CompareDialog(QDialog):
             if candidate.report is None and candidate.scenario is None and candidate.load:
                 try:
                     candidate.scenario, candidate.report = candidate.load()
-                except Exception as exc:  # a library that cannot be read: say so, go on
+                except CandidateError as exc:  # a library that cannot be read: say so
                     self.status.setText(f"Cannot read {candidate.label}: {exc}")
                     return False
             if candidate.report is not None:

@@ -56,3 +56,14 @@ def test_three_scenarios_from_the_library_and_the_window(qtbot, win, library):
     assert len(dialog.plot.getPlotItem().listDataItems()) == 3
     assert "Compared 3 scenarios" in dialog.status.text()
     assert win.worker.current_request is None  # the window's own worker was not used
+
+
+def test_an_entry_gone_from_the_library_is_named_not_raised(win, library):
+    dialog = win.open_compare()
+    gone = "library: rail-only-h100-1k"
+    assert gone in [c.label for c in dialog.candidates]
+    library.delete("rail-only-h100-1k")  # to the trash after the list was made
+    dialog.set_checked([f"{DEFAULT_PRESET} (current)", gone])
+    assert not dialog.compare()
+    assert dialog.status.text().startswith(f"Cannot read {gone}: ")
+    assert dialog.table_result is None
