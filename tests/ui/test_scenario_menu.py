@@ -137,3 +137,32 @@ def test_compare_needs_two_ticks(win):
     assert not dialog.compare()
     assert "at least two" in dialog.status.text()
     dialog.close()
+
+
+def test_from_the_default_preset_to_roce_side_by_side_with_one_spine_down(qtbot, win):
+    """The issue's yardstick, click by click: pin the InfiniBand run, make the RoCE variant,
+    fail a spine from its context menu, compare the two."""
+    from tests.ui.canvas.test_context_menu import entry, right_click
+
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        win.evaluate_now()
+    qtbot.mouseClick(win.results.pin_button, Qt.MouseButton.LeftButton)
+    win.roce_action.trigger()
+    entry(right_click(win.canvas, win.canvas.nodes["spine"]), "Fail switch").trigger()
+    assert win.canvas.nodes["spine"].failure_text() == "✕ 1 down"
+    win.compare_action.trigger()
+    dialog = win.compare_dialog
+    pinned = next(c.label for c in dialog.candidates if c.label.startswith("pinned: "))
+    dialog.baseline_combo.setCurrentText(pinned)
+    with qtbot.waitSignal(dialog.compared, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(dialog.compare_button, Qt.MouseButton.LeftButton)
+    result = dialog.table_result
+    assert result.labels[0] == pinned and "(roce)" in result.labels[1]
+    throughput = result.row("permutation throughput (mean)")
+    assert throughput.values[1] < throughput.values[0]  # a spine down costs throughput
+    assert throughput.best == 0
+    first_column = [dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())]
+    assert "permutation throughput (mean) (higher is better)" in first_column
+    again = dialog.compare()  # both reports are kept: shown at once, nothing evaluated
+    assert again and not dialog.busy and dialog.worker.current("compare-0") is None
+    dialog.close()

@@ -234,6 +234,7 @@ class CompareDialog(QDialog):
     def _evaluated(self, key: str, _request: int, report: object) -> None:
         index = int(key.rsplit("-", 1)[1])
         if index in self._picked and isinstance(report, AppReport):
+            self.candidates[index].report = report  # a second Compare shows it at once
             self._reports[index] = report
             self._show_if_complete()
 
