@@ -5,20 +5,26 @@
 Ethernet/RoCE variant" and "Make an InfiniBand variant" (each one undo step, through
 `ScenarioDocument.make_variant`, so Ctrl+Z gives the original back) and "Compare
 scenarios…", which opens a `CompareDialog` on the current scenario, the pins and the
-library's scenarios.
+library's scenarios. File > Export report… writes one self-contained HTML file
+(`engine.analysis.html_report`): the last report's figures, the comparison last made, the
+plots as images, the bill of materials and every assumption with its source.
 """
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMenu, QMessageBox
+import tempfile
+from pathlib import Path
 
-from engine.analysis import AppReport
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox
+
+from engine.analysis import AppReport, html_report
 from engine.model.scenario import Metadata, Scenario
 from ui.document.document import TECHNOLOGY_NAMES
 from ui.library.cache import cached_report
 from ui.library.dialogs import LIBRARY_ERRORS, error_text
 from ui.results.compare_view import Candidate, CandidateError, CompareDialog
+from ui.results.plot_export import export_png
 
 CURRENT_SUFFIX = " (current)"
 
@@ -46,6 +52,14 @@ class ScenarioMenu:
         self.compare_action.setObjectName("compareScenarios")
         self.compare_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.compare_action.triggered.connect(self.open_compare)
+        self.report_action = QAction("Export &report…", self)
+        self.report_action.setObjectName("exportReport")
+        self.report_action.setToolTip(
+            "One HTML file: figures, comparison, plots, bill of materials, assumptions"
+        )
+        self.report_action.triggered.connect(lambda: self.export_report())
+        self.file_menu.insertAction(self.quit_action, self.report_action)
+        self.file_menu.insertSeparator(self.quit_action)
         self.scenario_menu = QMenu("&Scenario", self)
         self.scenario_menu.addActions([self.roce_action, self.ib_action])
         self.scenario_menu.addSeparator()
@@ -88,6 +102,54 @@ class ScenarioMenu:
             10000,
         )
         return True
+
+    def report_images(self) -> list[tuple[str, bytes]]:
+        """The plots the report embeds: the collective's busbw and time, and the compare
+        view's overlaid busbw when a comparison was made (caption, PNG bytes)."""
+        tab = self.results.collective_tab
+        plots = [
+            ("Bus bandwidth per algorithm", tab.busbw_plot),
+            ("Time per algorithm", tab.time_plot),
+        ]
+        dialog = self.compare_dialog
+        if dialog is not None and dialog.table_result is not None:
+            plots.append(("Compared scenarios: busbw (best algorithm)", dialog.plot))
+        images = []
+        with tempfile.TemporaryDirectory() as folder:
+            for i, (caption, plot) in enumerate(plots):
+                path = Path(folder) / f"{i}.png"
+                export_png(plot, str(path))
+                images.append((caption, path.read_bytes()))
+        return images
+
+    def export_report(self, path: str | None = None) -> str | None:
+        """File > Export report…: write the HTML report to `path` (asked for when None);
+        the path written, or ``None`` (nothing evaluated yet, cancelled, or unwritable)."""
+        report = self.last_report
+        if report is None:
+            self.statusBar().showMessage("No report yet: evaluate the scenario first (F5)", 8000)
+            return None
+        name = self.document.scenario.metadata.name or "scenario"
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export report", f"{name}.html", "HTML report (*.html)"
+            )
+            if not path:
+                return None
+        dialog = self.compare_dialog
+        comparison = dialog.table_result if dialog is not None else None
+        ran = (report.scenario or {}).get("metadata", {}).get("name", name)  # the run's name
+        try:
+            images = self.report_images()
+            text = html_report(
+                report, f"FabricLab report: {ran}", report.scenario, comparison, images
+            )
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self._file_error(f"Cannot write {path}", str(exc))
+            return None
+        self.statusBar().showMessage(f"Report written to {path}", 8000)
+        return path
 
     def compare_candidates(self) -> list[Candidate]:
         """The scenarios Compare can pick: the current one, the pins, the library's."""

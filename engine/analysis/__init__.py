@@ -15,6 +15,7 @@ from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
 from engine.analysis.decision import DECIDING_BYTES, busbw_at, decision_row, decision_table
 from engine.analysis.evaluation import evaluate, training_summary
+from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
 from engine.analysis.measurements import (
@@ -158,6 +159,7 @@ __all__ = [
     "evaluate",
     "fabric_size",
     "generate",
+    "html_report",
     "import_nccl_tests",
     "latency_rows",
     "load_from_library",

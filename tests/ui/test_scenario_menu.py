@@ -166,3 +166,35 @@ def test_from_the_default_preset_to_roce_side_by_side_with_one_spine_down(qtbot,
     again = dialog.compare()  # both reports are kept: shown at once, nothing evaluated
     assert again and not dialog.busy and dialog.worker.current("compare-0") is None
     dialog.close()
+
+
+def test_export_report_writes_one_html_file_with_everything(qtbot, win, tmp_path, monkeypatch):
+    assert win.export_report(str(tmp_path / "none.html")) is None  # nothing evaluated yet
+    assert "evaluate the scenario first" in win.statusBar().currentMessage()
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        win.evaluate_now()
+    label = win.results.pin_current()
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        win.roce_action.trigger()  # the edit is evaluated after the debounce
+    dialog = win.open_compare()
+    dialog.set_checked([f"pinned: {label}", dialog.candidates[0].label])
+    with qtbot.waitSignal(dialog.compared, timeout=TIMEOUT_MS):
+        dialog.compare()
+    path = tmp_path / "report.html"
+    monkeypatch.setattr(
+        "ui.scenario_menu.QFileDialog.getSaveFileName", lambda *a, **k: (str(path), "")
+    )
+    assert win.report_action in menu_named(win, "&File").actions()
+    win.report_action.trigger()
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    assert "<h1>FabricLab report: dgx-h100-ib-ndr-1k (roce)</h1>" in text
+    assert text.count('src="data:image/png;base64,') == 3  # busbw, time, the comparison
+    assert "<h2>Comparison</h2>" in text and "capex (lower is better)" in text
+    report = win.last_report
+    assert f"<td>{report.cost.bom[0].item}</td>" in text  # the bill of materials
+    assert "https://docs.nvidia.com/dgx/dgxh100-user-guide" in text  # a source
+    assert report.training.assumptions[0][:40] in text
+    assert 'src="http' not in text  # self-contained: nothing fetched from elsewhere
+    assert "Report written to" in win.statusBar().currentMessage()
+    dialog.close()
