@@ -5,7 +5,8 @@
 Ethernet/RoCE variant" and "Make an InfiniBand variant" (each one undo step, through
 `ScenarioDocument.make_variant`, so Ctrl+Z gives the original back) and "Compare
 scenarios…", which opens a `CompareDialog` on the current scenario, the pins and the
-library's scenarios. File > Export report… writes one self-contained HTML file
+library's scenarios. It also docks the Workload panel (`ui.workload_panel`) as a tab beside
+the palette (on the left, where a tall form does not squeeze the results dock). File > Export report… writes one self-contained HTML file
 (`engine.analysis.html_report`): the last report's figures, the comparison last made, the
 plots as images, the bill of materials and every assumption with its source.
 """
@@ -15,8 +16,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox, QScrollArea
 
 from engine.analysis import AppReport, html_report
 from engine.model.scenario import Metadata, Scenario
@@ -25,6 +27,7 @@ from ui.library.cache import cached_report
 from ui.library.dialogs import LIBRARY_ERRORS, error_text
 from ui.results.compare_view import Candidate, CandidateError, CompareDialog
 from ui.results.plot_export import export_png
+from ui.workload_panel import WorkloadPanel
 
 CURRENT_SUFFIX = " (current)"
 
@@ -69,6 +72,20 @@ class ScenarioMenu:
         self.document.changed.connect(self._enable_variants)
         self._enable_variants()
         self.canvas.propertiesRequested.connect(self.show_inspector)
+        self.workload_panel = WorkloadPanel(self.document)
+        dock = QDockWidget("Workload", self)
+        dock.setObjectName("workloadDock")
+        scroll = QScrollArea()  # a long form scrolls rather than squeeze the results dock
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(self.workload_panel)
+        dock.setWidget(scroll)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        palette = self.findChild(QDockWidget, "paletteDock")
+        if palette is not None:
+            self.tabifyDockWidget(palette, dock)
+            palette.raise_()
+        self.view_menu.insertAction(self.theme_menu.menuAction(), dock.toggleViewAction())
 
     def show_inspector(self) -> None:
         """Show and raise the inspector dock (a context menu's "Properties")."""

@@ -29,7 +29,9 @@ def open_window(qtbot, scenario=None):
 
 @pytest.fixture
 def win(qtbot):
-    return open_window(qtbot)
+    w = open_window(qtbot)
+    yield w
+    w.close()  # waits for the runs an edit started, before the next test
 
 
 def menu_named(win, title):

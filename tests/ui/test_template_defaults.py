@@ -27,3 +27,4 @@ def test_the_fat_tree_template_at_1024_gpus_evaluates(qtbot):
     assert win.document.problems == []
     assert "3-tier fat-tree" in win.document.scenario.metadata.description
     assert "mean throughput" in win.results.summary.text()
+    win.close()

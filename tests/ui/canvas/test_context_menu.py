@@ -19,7 +19,8 @@ def win(qtbot):
     qtbot.waitExposed(w)
     w.canvas.fit()
     QApplication.processEvents()
-    return w
+    yield w
+    w.close()  # waits for a run an edit started, before the next test
 
 
 def right_click(canvas, item):

@@ -20,7 +20,8 @@ def win(qtbot):
     qtbot.waitExposed(w)
     w.canvas.fit()
     QApplication.processEvents()
-    return w
+    yield w
+    w.close()  # waits for a run an edit started, before the next test
 
 
 def test_the_band_under_a_point_names_its_tier():

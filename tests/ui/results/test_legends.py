@@ -43,6 +43,7 @@ def test_the_collective_legends_fit_at_1280_by_800(qtbot, theme):
         assert legend_inside(plot), (legend.sceneBoundingRect(), legend.columnCount)
         names = [label.text for _sample, label in legend.items]
         assert len(set(names)) == len(names)
+    win.close()
 
 
 def test_a_legend_takes_more_columns_only_when_short(qtbot):
