@@ -4,7 +4,8 @@ Run from the project root: ``.venv/bin/python tools/screenshots.py``. The window
 offscreen after its first evaluation; each results tab is shown in turn and the whole window
 is saved as ``docs/screenshots/<tab>.png``; the first tab once more in the dark theme as
 ``docs/screenshots/main-window-dark.png``. Then the decision workflow: the window with one
-spine switch failed from its context menu (``failure.png``), and Scenario > Compare
+spine switch failed from its context menu (``failure.png``), the Workload dock
+(``workload.png``), and Scenario > Compare
 scenarios on the InfiniBand preset (pinned) and its RoCE variant (``compare.png``).
 """
 
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDockWidget  # noqa: E402
 
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -101,27 +102,33 @@ def decision_shots(window: MainWindow) -> bool:
     """A spine failed from its context menu, then the IB preset beside its RoCE variant."""
     canvas = window.canvas
     menu = canvas.menu_for(canvas.nodes["spine"])
-    loop = QEventLoop()
-    window.worker.finished.connect(lambda *_: loop.quit())
-    QTimer.singleShot(TIMEOUT_MS, loop.quit)
+    evaluated = QEventLoop()
+    window.worker.finished.connect(lambda *_: evaluated.quit())
+    QTimer.singleShot(TIMEOUT_MS, evaluated.quit)
     next(a for a in menu.actions() if a.text() == "Fail switch").trigger()
-    loop.exec()
+    evaluated.exec()
     canvas.scene().clearSelection()
     settle(400)
     if not save(window, "failure"):
         return False
     window.undo_action.trigger()
+    dock = window.findChild(QDockWidget, "workloadDock")
+    dock.raise_()
+    settle()
+    if not save(window, "workload"):
+        return False
+    window.findChild(QDockWidget, "paletteDock").raise_()
     label = window.results.pin_current()
     window.roce_action.trigger()
     dialog = window.open_compare()
     dialog.resize(1280, 760)
     dialog.set_checked([f"pinned: {label}", dialog.candidates[0].label])
     dialog.baseline_combo.setCurrentText(f"pinned: {label}")
-    loop = QEventLoop()
-    dialog.compared.connect(lambda *_: loop.quit())
-    QTimer.singleShot(TIMEOUT_MS, loop.quit)
+    compared = QEventLoop()  # its own loop: the window's runs quit the one above
+    dialog.compared.connect(lambda *_: compared.quit())
+    QTimer.singleShot(TIMEOUT_MS, compared.quit)
     dialog.compare()
-    loop.exec()
+    compared.exec()
     settle()
     written = dialog.table_result is not None and save(dialog, "compare")
     dialog.close()

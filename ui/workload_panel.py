@@ -46,6 +46,15 @@ TRAINING_NUMBERS = (
 ZERO_STAGES = ((PRESET_TEXT, -1), ("0 (off)", 0), ("1", 1), ("2", 2), ("3", 3))
 
 
+def bytes_text(value: float) -> str:
+    """A byte count as typed back into the box: ``1G``, ``256M``, ``4K`` when exact, else the
+    plain number (`parse_bytes` reads every one of them back)."""
+    for suffix, unit in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if value >= unit and value % unit == 0:
+            return f"{value / unit:g}{suffix}"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+
+
 def _number_box(name: str, tooltip: str, special: str) -> QSpinBox:
     box = QSpinBox()
     box.setObjectName(name)
@@ -82,7 +91,7 @@ class WorkloadPanel(QWidget):
         self.model_combo.setObjectName("workloadModel")
         self.model_combo.addItems(model_names())
         self.numbers: dict[str, QSpinBox] = {}
-        training = QGroupBox("Training job")
+        training = QGroupBox("Training job (0: the model preset's value)")
         form2 = QFormLayout(training)
         form2.addRow("Model", self.model_combo)
         for field, label, tooltip in TRAINING_NUMBERS:
@@ -153,7 +162,7 @@ class WorkloadPanel(QWidget):
                 self.op_combo.addItem(w.op)
             self.op_combo.setCurrentText(w.op)
             self.ranks_spin.setValue(max(-MAX_COUNT, min(MAX_COUNT, w.ranks)))
-            self.message_edit.setText(f"{w.message_bytes:g}")
+            self.message_edit.setText(bytes_text(w.message_bytes))
             if self.model_combo.findText(job.model) < 0:
                 self.model_combo.addItem(job.model)
             self.model_combo.setCurrentText(job.model)

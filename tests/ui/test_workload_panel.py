@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from engine.analysis import parse_bytes
 from ui.main_window import MainWindow
+from ui.workload_panel import bytes_text
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_the_dock_sits_beside_the_palette_and_shows_the_workload(win, panel):
     assert panel.op_combo.currentText() == w.op
     assert panel.model_combo.currentText() == w.training.model
     assert panel.numbers["tp"].value() == w.training.tp
-    assert panel.message_edit.text() == f"{w.message_bytes:g}"
+    assert panel.message_edit.text() == "1G" and w.message_bytes == 2**30
 
 
 def test_choosing_the_operation_and_the_model(qtbot, win, panel):
@@ -68,13 +69,14 @@ def test_typed_parallelism_and_message_size_are_undoable(qtbot, win, panel):
     type_into(qtbot, panel.numbers["tp"], "4")
     assert doc.scenario.workload.training.tp == 4
     type_into(qtbot, panel.message_edit, "256M")
-    assert doc.scenario.workload.message_bytes == parse_bytes("256M")
+    assert doc.scenario.workload.message_bytes == parse_bytes("256M") == 256 * 2**20
+    assert panel.message_edit.text() == "256M"
     assert doc.undo_stack.count() == 2
     win.undo_action.trigger()
     win.undo_action.trigger()
     assert doc.scenario is before
     assert panel.numbers["tp"].value() == before.workload.training.tp
-    assert panel.message_edit.text() == f"{before.workload.message_bytes:g}"
+    assert panel.message_edit.text() == bytes_text(before.workload.message_bytes)
 
 
 def test_a_negative_number_gets_the_validation_message(qtbot, win, panel):
@@ -93,3 +95,14 @@ def test_an_unreadable_message_size_is_named(qtbot, win, panel):
     type_into(qtbot, panel.message_edit, "lots")
     assert "cannot read 'lots'" in panel.error_label.text()
     assert win.document.scenario is before
+
+
+def test_byte_counts_read_back_as_typed():
+    assert [bytes_text(v) for v in (2**30, 3 * 2**20, 4096, 1000, 1.5)] == [
+        "1G",
+        "3M",
+        "4K",
+        "1000",
+        "1.5",
+    ]
+    assert all(parse_bytes(bytes_text(v)) == v for v in (2**30, 3 * 2**20, 4096, 1000))
