@@ -3,7 +3,10 @@
 Run from the project root: ``.venv/bin/python tools/screenshots.py``. The window is drawn
 offscreen after its first evaluation; each results tab is shown in turn and the whole window
 is saved as ``docs/screenshots/<tab>.png``; the first tab once more in the dark theme as
-``docs/screenshots/main-window-dark.png``.
+``docs/screenshots/main-window-dark.png``. Then the decision workflow: the window with one
+spine switch failed from its context menu (``failure.png``), the Workload dock
+(``workload.png``), and Scenario > Compare
+scenarios on the InfiniBand preset (pinned) and its RoCE variant (``compare.png``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDockWidget  # noqa: E402
 
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -79,9 +82,57 @@ def main() -> int:
         return 1
     print(path.relative_to(ROOT))
     window.set_theme("light")
+    written = decision_shots(window)
     window.close()
     app.processEvents()
-    return 0
+    return 0 if written else 1
+
+
+def save(widget, name: str) -> bool:
+    """Grab `widget` to ``docs/screenshots/<name>.png``; whether it was written."""
+    path = OUT / f"{name}.png"
+    if not widget.grab().save(str(path)):
+        print(f"cannot write {path}", file=sys.stderr)
+        return False
+    print(path.relative_to(ROOT))
+    return True
+
+
+def decision_shots(window: MainWindow) -> bool:
+    """A spine failed from its context menu, then the IB preset beside its RoCE variant."""
+    canvas = window.canvas
+    menu = canvas.menu_for(canvas.nodes["spine"])
+    evaluated = QEventLoop()
+    window.worker.finished.connect(lambda *_: evaluated.quit())
+    QTimer.singleShot(TIMEOUT_MS, evaluated.quit)
+    next(a for a in menu.actions() if a.text() == "Fail switch").trigger()
+    evaluated.exec()
+    canvas.scene().clearSelection()
+    settle(400)
+    if not save(window, "failure"):
+        return False
+    window.undo_action.trigger()
+    dock = window.findChild(QDockWidget, "workloadDock")
+    dock.raise_()
+    settle()
+    if not save(window, "workload"):
+        return False
+    window.findChild(QDockWidget, "paletteDock").raise_()
+    label = window.results.pin_current()
+    window.roce_action.trigger()
+    dialog = window.open_compare()
+    dialog.resize(1280, 760)
+    dialog.set_checked([f"pinned: {label}", dialog.candidates[0].label])
+    dialog.baseline_combo.setCurrentText(f"pinned: {label}")
+    compared = QEventLoop()  # its own loop: the window's runs quit the one above
+    dialog.compared.connect(lambda *_: compared.quit())
+    QTimer.singleShot(TIMEOUT_MS, compared.quit)
+    dialog.compare()
+    compared.exec()
+    settle()
+    written = dialog.table_result is not None and save(dialog, "compare")
+    dialog.close()
+    return written
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The property inspector: the selected group's or bundle's fields, else fabric/routing.
 
-Every edit goes through `ScenarioDocument.set_field`, so it is undoable; a refused edit shows
-its message under the form. The fabric page ends with the Transport group
+Every edit goes through `ScenarioDocument.set_field` (the tier through `set_tier`, which also
+moves a placed node into the new tier's band), so it is undoable; a refused edit shows its
+message under the form. The fabric page ends with the Transport group
 (`ui.transport_settings`), whose edits and refusals take the same way.
 """
 
@@ -24,7 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine.model.scenario import PATTERNS, ROUTING_MODES, RoutingPolicy
-from ui.document.document import ScenarioDocument
+from ui.canvas.layout import tier_y
+from ui.document.document import SWITCH_TIERS, ScenarioDocument
 from ui.transport_settings import TransportSettingsBox
 
 MAX_COUNT = 1_000_000
@@ -38,7 +40,7 @@ MIN_FORM_HEIGHT = 286  # px: the inspector's height before it scrolled
 
 
 class Inspector(QWidget):
-    """Form for the selected group (count, model), the selected bundle (pattern, links per
+    """Form for the selected group (count, model, tier), the selected bundle (pattern, links per
     pair, speed, blocks, cable, length) or the fabric and routing settings (routing mode,
     ECMP hash scope, switch latency, transport).
 
@@ -68,10 +70,12 @@ class Inspector(QWidget):
         self.count_spin.setToolTip(f"Number of devices in the group (1..{MAX_COUNT:,})")
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("modelCombo")
-        self.tier_label = QLabel()
+        self.tier_combo = QComboBox()
+        self.tier_combo.setObjectName("tierCombo")
+        self.tier_combo.setToolTip("The switch's tier: leaf, spine or core (servers stay servers)")
         form.addRow("Count", self.count_spin)
         form.addRow("Model", self.model_combo)
-        form.addRow("Tier", self.tier_label)
+        form.addRow("Tier", self.tier_combo)
 
         fabric_page = QWidget()
         form2 = QFormLayout(fabric_page)
@@ -181,6 +185,7 @@ class Inspector(QWidget):
 
         self.count_spin.valueChanged.connect(self._count_edited)
         self.model_combo.activated.connect(self._model_edited)
+        self.tier_combo.activated.connect(self._tier_edited)
         self.routing_combo.activated.connect(self._routing_edited)
         self.hash_scope_combo.activated.connect(
             lambda i: self._apply("routing.hash_scope", self.hash_scope_combo.itemText(i))
@@ -228,6 +233,7 @@ class Inspector(QWidget):
         widgets = (
             self.count_spin,
             self.model_combo,
+            self.tier_combo,
             self.routing_combo,
             self.hash_scope_combo,
             self.latency_spin,
@@ -269,7 +275,13 @@ class Inspector(QWidget):
                     models.append(group.model)
                 self.model_combo.addItems(models)
                 self.model_combo.setCurrentText(group.model)
-                self.tier_label.setText(group.tier)
+                self.tier_combo.clear()
+                tiers = ["server"] if group.kind == "server" else list(SWITCH_TIERS)
+                if group.tier not in tiers:
+                    tiers.append(group.tier)
+                self.tier_combo.addItems(tiers)
+                self.tier_combo.setCurrentText(group.tier)
+                self.tier_combo.setEnabled(group.kind != "server")
         finally:
             for w in widgets:
                 w.blockSignals(False)
@@ -315,6 +327,19 @@ class Inspector(QWidget):
     def _model_edited(self, index: int) -> None:
         if self.group_id:
             self._apply(f"groups.{self.group_id}.model", self.model_combo.itemText(index))
+
+    def _tier_edited(self, index: int) -> None:
+        """Move the group to the chosen tier, its node into that tier's band (one step)."""
+        if not self.group_id:
+            return
+        group = self.document.scenario.group(self.group_id)
+        tier = self.tier_combo.itemText(index)
+        position = None
+        if group.position != (0.0, 0.0):  # a placed node moves to the new band
+            position = (group.position[0], tier_y(tier))
+        self.document.set_tier(self.group_id, tier, position)
+        self.error_label.setText("")
+        self.message.emit("")
 
     def _routing_edited(self, index: int) -> None:
         self._apply("routing.mode", self.routing_combo.itemText(index))

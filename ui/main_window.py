@@ -44,6 +44,7 @@ from ui.problems import ProblemsPanel
 from ui.results.congestion_tab import CongestionTab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
+from ui.scenario_menu import ScenarioMenu
 from ui.settings import SettingsStore
 from ui.templates import TemplateDialog
 from ui.theme import THEME_SETTING, apply_app_theme, apply_theme_to, theme_named
@@ -61,7 +62,7 @@ def summary_html(scenario: Scenario) -> str:
     )
 
 
-class MainWindow(WindowMenus, QMainWindow):
+class MainWindow(ScenarioMenu, WindowMenus, QMainWindow):
     """FabricLab's top-level window, opened on `scenario` (default: the default preset).
 
     `settings` (the app passes `app_settings()`) restores the window geometry and state at
@@ -141,6 +142,7 @@ class MainWindow(WindowMenus, QMainWindow):
 
         self._build_status_bar()
         self._build_actions(inspector_dock, results_dock, problems_dock, palette_dock)
+        self._build_scenario_menu()
 
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -484,5 +486,7 @@ class MainWindow(WindowMenus, QMainWindow):
         self.results.shutdown()
         self.sweep_panel.shutdown()
         self.congestion_tab.shutdown()
+        if self.compare_dialog is not None:
+            self.compare_dialog.worker.shutdown()
         self.save_settings()
         super().closeEvent(event)

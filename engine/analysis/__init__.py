@@ -13,7 +13,9 @@ from engine.analysis.calibrate import FACTORS as CALIBRATION_FACTORS
 from engine.analysis.calibrate import CalibrationFit, calibrate
 from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
+from engine.analysis.decision import DECIDING_BYTES, busbw_at, decision_row, decision_table
 from engine.analysis.evaluation import evaluate, training_summary
+from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
 from engine.analysis.measurements import (
@@ -36,6 +38,8 @@ from engine.analysis.results import (
     ComparisonResult,
     ComparisonRow,
     CostReport,
+    DecisionRow,
+    DecisionTable,
     EvaluationResult,
     FlowSeries,
     HotLink,
@@ -84,6 +88,7 @@ from engine.topology.generators import TEMPLATES, generate
 __all__ = [
     "CALIBRATION_FACTORS",
     "COLLECTIVE_ALGORITHMS",
+    "DECIDING_BYTES",
     "DEFAULT_PRESET",
     "DEFAULT_SIZES",
     "LATENCIES_NS",
@@ -106,6 +111,8 @@ __all__ = [
     "ComparisonResult",
     "ComparisonRow",
     "CostReport",
+    "DecisionRow",
+    "DecisionTable",
     "EvaluationResult",
     "FlowSeries",
     "HotLink",
@@ -133,6 +140,7 @@ __all__ = [
     "TransportWorkload",
     "UtilizationHistogram",
     "bundle_tier_labels",
+    "busbw_at",
     "cache_counts",
     "calibrate",
     "check_evaluation",
@@ -144,11 +152,14 @@ __all__ = [
     "compare",
     "convert_technology",
     "cost_run",
+    "decision_row",
+    "decision_table",
     "default_bundle",
     "default_executor",
     "evaluate",
     "fabric_size",
     "generate",
+    "html_report",
     "import_nccl_tests",
     "latency_reach",
     "latency_rows",

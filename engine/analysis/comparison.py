@@ -3,7 +3,9 @@
 `convert_technology` turns a scenario's fabric into the other technology while keeping its
 topology: every switch group gets the other technology's catalog switch that runs the same
 port speeds with at least the ports the group uses (the smallest such), the technology
-profile changes, and the routing policy stays unless the new switches cannot do it. So an IB
+profile changes, transport settings that exist only on the old technology (PFC, ECN and
+DCQCN on RoCE, IB CC on InfiniBand) go back to the new technology's catalog defaults, and the
+routing policy stays unless the new switches cannot do it. So an IB
 vs RoCE question is one call. `compare` evaluates both and returns a `ComparisonResult`.
 """
 
@@ -21,6 +23,19 @@ from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
 
 SWITCH_TECHNOLOGY = {"infiniband": "infiniband", "roce": "ethernet"}
+# The transport settings that exist on one technology only (engine.model.transport_checks).
+_ONLY_ON = {
+    "roce": (
+        "pfc",
+        "pfc_xoff_bytes",
+        "ecn_kmin_bytes",
+        "ecn_kmax_bytes",
+        "ecn_pmax",
+        "dcqcn",
+        "dcqcn_profile",
+    ),
+    "infiniband": ("ib_cc",),
+}
 
 
 def _ports_needed(scenario: Scenario, group_id: str, catalog: Catalog) -> dict[float, int]:
@@ -52,6 +67,9 @@ def convert_technology(scenario: Scenario, to: str, catalog: Catalog | None = No
     if to not in SWITCH_TECHNOLOGY:
         raise ScenarioError(Problem("--to", f"unknown technology {to!r}; use infiniband or roce"))
     result = copy.deepcopy(scenario)
+    if scenario.fabric.technology != to:
+        for name in _ONLY_ON.get(scenario.fabric.technology, ()):
+            setattr(result.transport, name, None)  # the new technology's catalog default
     result.fabric.technology = to
     wanted = SWITCH_TECHNOLOGY[to]
     candidates = [d for d in cat.of_kind("switch") if d.technology == wanted]

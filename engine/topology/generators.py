@@ -152,6 +152,29 @@ def single_switch(
     )
 
 
+def _three_tier_pods(
+    leaves: int, leaves_per_pod: int, spines_per_pod: int, half: int, radix: int
+) -> int | None:
+    """The fewest pods the leaves fill evenly (at most `leaves_per_pod` each) whose core
+    switches split into `spines_per_pod` planes, each plane's cores taking an equal share of
+    every pod's spine uplinks; ``None`` when no pod count does. Full pods of `leaves_per_pod`
+    come first, as the classic k-ary fat-tree has them; a fabric of one pod's worth of
+    leaves gets two half pods instead (one pod would leave a core plane with half a switch)."""
+    for pods in range(math.ceil(leaves / leaves_per_pod), leaves + 1):
+        if leaves % pods:
+            continue
+        core_ports = pods * spines_per_pod * half
+        if core_ports % radix:
+            continue
+        cores = core_ports // radix
+        if cores % spines_per_pod:
+            continue
+        per_plane = cores // spines_per_pod
+        if half % per_plane == 0:
+            return pods
+    return None
+
+
 def _clos(
     template: str,
     gpus: int,
@@ -192,24 +215,18 @@ def _clos(
                 f"(radix {s.radix} at {s.speed_gbps:g}G) reaches {max_leaves} leaves, "
                 f"so at most {largest} GPUs",
             )
-        pods = math.ceil(leaves / leaves_per_pod)
-        if leaves % leaves_per_pod:
+        spines_per_pod = up
+        pods = _three_tier_pods(leaves, leaves_per_pod, spines_per_pod, half, s.radix)
+        if pods is None:
             raise _refuse(
                 template,
-                f"{leaves} leaves do not fill whole pods of {leaves_per_pod}; "
-                f"use a GPU count that is a multiple of "
-                f"{leaves_per_pod * per_leaf_endpoints // s.nics * gpus_per_server}",
+                f"{leaves} leaves do not fill whole pods of at most {leaves_per_pod} whose "
+                f"core switches divide into {spines_per_pod} planes; use a GPU count that is "
+                f"a multiple of {leaves_per_pod * per_leaf_endpoints // s.nics * gpus_per_server}",
             )
-        spines_per_pod = up
         spines = pods * spines_per_pod
-        cores_total_ports = spines * half
-        cores = math.ceil(cores_total_ports / s.radix)
-        cores_per_plane = cores // spines_per_pod if cores % spines_per_pod == 0 else 0
-        if cores_per_plane == 0 or half % cores_per_plane:
-            raise _refuse(
-                template, f"{cores} core switches do not divide into {spines_per_pod} planes"
-            )
-        lpp_core = half // cores_per_plane
+        cores = spines * half // s.radix
+        lpp_core = half // (cores // spines_per_pod)
     else:
         spines = math.ceil(leaves * up / s.radix)
         if up % spines:
@@ -387,9 +404,13 @@ def rail_only(
                 length_m=30.0,
             ),
         ]
+    for g in groups[1:]:  # the cards say what they are: one network per rail, no spine across
+        g.name = f"Rail {'leaves' if g.tier == 'leaf' else 'spines'} ({s.nics} rails)"
+    per_rail = " + ".join(f"{g.count // s.nics} {g.tier}" for g in groups[1:])
     return _scenario(
         f"rail-only {gpus} GPUs",
-        f"{s.servers} × {server}, one {switch} network per rail",
+        f"{s.servers} × {server}, one {switch} network per rail: {s.nics} rails of "
+        f"{per_rail}, no switch between rails (cross-rail traffic goes over NVLink)",
         _technology_of(switch, cat),
         _default_mode(switch, cat),
         groups,

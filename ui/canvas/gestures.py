@@ -4,7 +4,9 @@
 handlers override the view's and hand the rest on with ``super()``). Every gesture that
 edits ends in one call of the document, so it is one undo step: a right-button (or
 Shift+left) drag from node to node connects them, a node drag moves the dragged nodes, and a
-device dropped from the palette adds a group where it lands.
+device dropped from the palette adds a group where it lands, a switch in the tier of the
+band it lands in (a spine when dropped in the spine band); a switch dragged into another
+switch tier's band joins that tier.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from PySide6.QtGui import QKeySequence, QPen
 from PySide6.QtWidgets import QGraphicsLineItem
 
 from ui.canvas.items import EdgeItem, NodeItem
+from ui.canvas.layout import tier_at
 from ui.document.document import ScenarioDocument
 from ui.theme import Theme, color
 
@@ -103,6 +106,8 @@ class CanvasGestures:
             event.accept()
             if target is not None and target.group_id != source:
                 self.document.connect_groups(source, target.group_id)
+            elif target is not None:
+                self._release_menu(target.group_id)  # a right click: its context menu
             return
         super().mouseReleaseEvent(event)
         moved: dict[str, tuple[float, float]] = {}
@@ -112,7 +117,12 @@ class CanvasGestures:
             if old is not None and (pos - old).manhattanLength() > MIN_MOVE:
                 moved[gid] = off_origin(pos.x(), pos.y())
         if moved:
-            self.document.move_groups(moved)
+            tiers = {}  # a switch dragged into another switch tier's band joins that tier
+            for gid, (_x, y) in moved.items():
+                node, tier = self.nodes[gid], tier_at(y)
+                if node.kind == "switch" and tier != "server" and tier != node.tier:
+                    tiers[gid] = tier
+            self.document.move_groups(moved, tiers)
 
     # ---- drops from the palette -------------------------------------------------------------
 
@@ -142,7 +152,7 @@ class CanvasGestures:
         model = bytes(event.mimeData().data(DEVICE_MIME)).decode("utf-8")
         at = self.mapToScene(event.position().toPoint())
         try:
-            gid = self.document.add_device(model, off_origin(at.x(), at.y()))
+            gid = self.document.add_device(model, off_origin(at.x(), at.y()), tier_at(at.y()))
         except KeyError:
             event.ignore()
             return

@@ -3,6 +3,9 @@
 A `NodeItem` draws its group's device icon, name, model, technology and ×count badge, in
 the utilization colour after a run; an `EdgeItem` draws a bundle between two node centres
 with an `EdgeLabel` pill on it. Both outline themselves in red when a problem names them.
+Failed parts (the scenario's `failures`) are drawn dashed: a bundle with cables down, a
+switch group with members down (crossed out when every member is down), and their labels
+say how many.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ class NodeItem(QGraphicsObject):
         super().__init__()
         self.group_id = group.id
         self.lines = [group.name or group.id, f"×{group.count:,}", group.model]
+        self.count = group.count
+        self.failed = 0
         self.kind = group.kind
         self.tier = group.tier
         self.technology = technology
@@ -98,6 +103,33 @@ class NodeItem(QGraphicsObject):
         self.theme = theme
         self.update()
 
+    def failure_text(self) -> str:
+        """What the card says of its failed members ("✕ 2 down"; empty when none)."""
+        return f"✕ {self.failed:,} down" if self.failed else ""
+
+    def set_failed(self, failed: int) -> None:
+        """`failed` members of the group are down: a dashed outline, "✕ N down" in place of
+        the technology, and a cross over the card when all of them are."""
+        self.failed = failed
+        if failed:
+            self.setToolTip(f"{self.toolTip()}\n{failed} of {self.count:,} failed")
+        self.update()
+
+    def border_pen(self) -> QPen:
+        """The card's outline: red for a problem, dashed for failed members, else normal."""
+        theme = self.theme
+        if self.problems:
+            pen = QPen(color(theme.problem), 3)
+        elif self.isSelected():
+            pen = QPen(color(theme.selection), 2.5)
+        elif self.failed:
+            pen = QPen(color(theme.problem), 2)
+        else:
+            pen = QPen(color(theme.node_border), 1)
+        if self.failed:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
     def paint(
         self,
         painter: QPainter,
@@ -118,15 +150,13 @@ class NodeItem(QGraphicsObject):
         else:
             fill = color(theme.server_fill if self.kind == "server" else theme.switch_fill)
             text, subtext = color(theme.node_text), color(theme.node_subtext)
-        if self.problems:
-            pen = QPen(color(theme.problem), 3)
-        elif self.isSelected():
-            pen = QPen(color(theme.selection), 2.5)
-        else:
-            pen = QPen(color(theme.node_border), 1)
         painter.setBrush(QBrush(fill))
-        painter.setPen(pen)
+        painter.setPen(self.border_pen())
         painter.drawRoundedRect(rect, NODE_RADIUS, NODE_RADIUS)
+        if self.failed and self.failed >= self.count:  # every member down: crossed out
+            painter.setPen(QPen(color(theme.problem), 2))
+            painter.drawLine(rect.topLeft(), rect.bottomRight())
+            painter.drawLine(rect.bottomLeft(), rect.topRight())
 
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         icon = device_pixmap(self.kind, self.tier, self.technology, theme, ICON_PX, text.name())
@@ -160,10 +190,12 @@ class NodeItem(QGraphicsObject):
 
         painter.setFont(base)
         detail = QRectF(left, rect.top() + 33, rect.right() - 10 - left, 20)
-        tech = TECHNOLOGY_TITLES.get(self.technology or "", "")
+        tech = self.failure_text() or TECHNOLOGY_TITLES.get(self.technology or "", "")
         if tech:
             tech_w = QFontMetricsF(base).horizontalAdvance(tech)
             tech_color = text if self.fill is not None else color(technology_hex(self, theme))
+            if self.failed and self.fill is None:
+                tech_color = color(theme.problem)
             painter.setPen(tech_color)
             right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
             painter.drawText(detail, right, tech)
@@ -206,6 +238,15 @@ class EdgeLabel(QGraphicsItem):
         """The label's text."""
         return self._text
 
+    def set_text(self, text: str) -> None:
+        """Show `text` (the pill grows or shrinks to fit it)."""
+        self.prepareGeometryChange()
+        self._text = text
+        metrics = QFontMetricsF(self._font)
+        w, h = metrics.horizontalAdvance(text) + 10, metrics.height() + 4
+        self._rect = QRectF(-w / 2, -h / 2, w, h)
+        self.update()
+
     def boundingRect(self) -> QRectF:
         """The pill around the text, centred on the item's position."""
         return self._rect
@@ -230,6 +271,7 @@ class EdgeItem(QGraphicsLineItem):
         self.tier_label = ""
         self.theme = theme
         self.base_color: QColor | None = None
+        self.links_down = 0
         self.setZValue(-1)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.base_pen = self._pen_for(None)
@@ -239,9 +281,20 @@ class EdgeItem(QGraphicsLineItem):
         self.setToolTip(f"{bundle.id}: {bundle.a} → {bundle.b}")
 
     def _pen_for(self, base: QColor | None) -> QPen:
-        if base is None:
-            return QPen(color(self.theme.edge), 2)
-        return QPen(base, 4)
+        pen = QPen(color(self.theme.edge), 2) if base is None else QPen(base, 4)
+        if self.links_down:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
+    def set_failed(self, links_down: int) -> None:
+        """`links_down` cables of the bundle are down: drawn dashed, the label says so."""
+        self.links_down = links_down
+        self.base_pen = self._pen_for(self.base_color)
+        self.setPen(self.base_pen)
+        text = self.label.text().split(" · ✕")[0]
+        self.label.set_text(text + (f" · ✕ {links_down} down" if links_down else ""))
+        if links_down:
+            self.setToolTip(f"{self.toolTip()}\n{links_down} cable(s) failed")
 
     def set_ends(self, a: QPointF, b: QPointF) -> None:
         """Move the edge (and its label) to join `a` and `b`."""
@@ -266,7 +319,9 @@ class EdgeItem(QGraphicsLineItem):
     def paint(self, painter, option, widget=None) -> None:
         """The line, highlighted in the selection colour when selected."""
         if self.isSelected():
-            painter.setPen(QPen(color(self.theme.selection), self.pen().widthF() + 2))
+            pen = QPen(color(self.theme.selection), self.pen().widthF() + 2)
+            pen.setStyle(self.pen().style())
+            painter.setPen(pen)
             painter.drawLine(self.line())
         else:
             super().paint(painter, option, widget)
@@ -288,5 +343,8 @@ class EdgeItem(QGraphicsLineItem):
     def set_problems(self, problems: list[Problem]) -> None:
         """Draw the edge red with the problems in its tooltip."""
         if problems:
-            self.setPen(QPen(color(self.theme.problem), 3))
+            pen = QPen(color(self.theme.problem), 3)
+            if self.links_down:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            self.setPen(pen)
             self.setToolTip("\n".join(str(p) for p in problems))

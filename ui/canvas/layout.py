@@ -47,3 +47,9 @@ def node_positions(scenario: Scenario) -> dict[str, QPointF]:
         else:
             positions[g.id] = QPointF(slot * (NODE_W + NODE_GAP), tier_y(g.tier))
     return positions
+
+
+def tier_at(y: float) -> str:
+    """The tier whose band holds scene height `y` (the nearest band above or below)."""
+    index = len(TIERS) - 1 - round(y / BAND_H)
+    return TIERS[max(0, min(len(TIERS) - 1, index))]

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene, QGraphicsView, 
 from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.errors import Problem
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
+from ui.canvas.context_menu import CanvasContextMenu
 from ui.canvas.gestures import CanvasGestures
 from ui.canvas.heat import (
     CongestionShares,
@@ -40,16 +41,18 @@ UTILIZATION, CONGESTION = "utilization", "congestion"
 COLOUR_MODES = (UTILIZATION, CONGESTION)
 
 
-class FabricCanvas(CanvasGestures, QGraphicsView):
+class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
     """A view of the document's groups and bundles; selection picks a group.
 
     Wheel or Ctrl+= / Ctrl+- zooms, `fit` shows everything. `groupSelected(id)` fires with
     the selected group's id, or ``""`` when nothing is selected; `bundleSelected(id)` then
     fires with the selected bundle's id (``""`` when a group or nothing is selected).
     `colour_mode` is ``utilization`` or ``congestion``; `colourModeChanged(mode)` follows
-    each switch (`set_colour_mode`, or a new study shown by `show_congestion`).
+    each switch (`set_colour_mode`, or a new study shown by `show_congestion`). Right-click
+    menus come from `CanvasContextMenu`; their "Properties" emits `propertiesRequested()`.
     """
 
+    propertiesRequested = Signal()
     groupSelected = Signal(str)
     bundleSelected = Signal(str)
     colourModeChanged = Signal(str)
@@ -110,6 +113,7 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
             for g in scenario.groups:
                 technology = group_technology(g, scenario, self.document.catalog)
                 node = NodeItem(g, technology, self.theme)
+                node.set_failed(len(self.document.failed_members(g.id)))
                 node.setPos(positions[g.id])
                 scene.addItem(node)
                 self.nodes[g.id] = node
@@ -118,6 +122,7 @@ class FabricCanvas(CanvasGestures, QGraphicsView):
                 if b.a in positions and b.b in positions:
                     edge = EdgeItem(b, positions[b.a], positions[b.b], self.theme)
                     edge.tier_label = tier_labels[b.id]
+                    edge.set_failed(self.document.links_down(b.id))
                     scene.addItem(edge)
                     self.edges[b.id] = edge
                     edge.setSelected(b.id in selected_bundles)

@@ -73,3 +73,13 @@ class PasteCommand(ScenarioCommand):
 
 class ReplaceScenarioCommand(ScenarioCommand):
     """Replace the whole scenario, e.g. by one generated from a template."""
+
+
+class ConvertTechnologyCommand(ScenarioCommand):
+    """Make the InfiniBand or RoCE variant of the scenario (`engine.analysis
+    .convert_technology`): switches, technology and transport settings in one step."""
+
+
+class FailuresCommand(ScenarioCommand):
+    """Fail or restore links of a bundle or members of a switch group (the scenario's
+    `failures`)."""

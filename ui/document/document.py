@@ -9,15 +9,27 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine.analysis import default_bundle
+from engine.analysis import convert_technology, default_bundle
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
-from engine.model.scenario import DeviceGroup, LinkBundle, Scenario, from_json, to_json
+from engine.model.scenario import (
+    TIERS,
+    DeviceGroup,
+    Failures,
+    LinkBundle,
+    LinkFailure,
+    Scenario,
+    SwitchFailure,
+    from_json,
+    to_json,
+)
 from engine.model.validation import check_structure
 from ui.document.commands import (
     AddBundleCommand,
     AddGroupCommand,
+    ConvertTechnologyCommand,
+    FailuresCommand,
     MoveGroupsCommand,
     PasteCommand,
     RemoveItemsCommand,
@@ -25,6 +37,9 @@ from ui.document.commands import (
     ScenarioCommand,
     SetFieldCommand,
 )
+
+SWITCH_TIERS = tuple(t for t in TIERS if t != "server")
+TECHNOLOGY_NAMES = {"infiniband": "InfiniBand", "roce": "Ethernet/RoCE"}
 
 
 class ScenarioDocument(QObject):
@@ -109,6 +124,21 @@ class ScenarioDocument(QObject):
         self._expand = [p for p in problems if p not in self._structural]
         self.problemsChanged.emit(self.problems)
 
+    def make_variant(self, technology: str) -> str | None:
+        """Turn the scenario into its `technology` ("infiniband" or "roce") variant as one
+        undo step; the reason when it cannot (already that technology, or no catalog switch
+        fits), ``None`` when done."""
+        s = self._scenario
+        if s.fabric.technology == technology:
+            return f"the scenario already runs {technology}"
+        try:
+            after = convert_technology(s, technology, self.catalog)
+        except ScenarioError as exc:
+            return "; ".join(f"{p.where}: {p.message}" for p in exc.problems)
+        text = f"Make the {TECHNOLOGY_NAMES.get(technology, technology)} variant"
+        self._push(ConvertTechnologyCommand(self.replace_scenario, text, s, after))
+        return None
+
     # ---- structural edits (each one undo step) ------------------------------------------------
 
     def _push(self, command: ScenarioCommand) -> bool:
@@ -138,13 +168,17 @@ class ScenarioDocument(QObject):
         )
         return gid
 
-    def add_device(self, model: str, position: tuple[float, float] | None = None) -> str:
-        """Add a group of one catalog `model`: servers (count 1) or leaf switches (count 1)."""
+    def add_device(
+        self, model: str, position: tuple[float, float] | None = None, tier: str | None = None
+    ) -> str:
+        """Add a group of one catalog `model` (count 1): servers, or switches in `tier`
+        (``leaf`` when not given, or when asked for the server tier)."""
         device = self.catalog.get(model)
         if device.kind == "server":
             base, kind, tier = "servers", "server", "server"
         else:
-            base, kind, tier = "leaf", "switch", "leaf"
+            tier = tier if tier in SWITCH_TIERS else "leaf"
+            base, kind = tier, "switch"
         group = DeviceGroup(
             id=base, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
         )
@@ -203,11 +237,19 @@ class ScenarioDocument(QObject):
             return None
         return self.add_bundle(bundle)
 
-    def move_groups(self, positions: dict[str, tuple[float, float]]) -> bool:
-        """Set the canvas positions of several groups as one undo step."""
+    def move_groups(
+        self, positions: dict[str, tuple[float, float]], tiers: dict[str, str] | None = None
+    ) -> bool:
+        """Set the canvas positions of several groups, and the tiers of those `tiers` names
+        (a switch dragged into another tier's band), as one undo step."""
         s = self._scenario
+        tiers = tiers or {}
         groups = [
-            dataclasses.replace(g, position=(float(positions[g.id][0]), float(positions[g.id][1])))
+            dataclasses.replace(
+                g,
+                position=(float(positions[g.id][0]), float(positions[g.id][1])),
+                tier=tiers.get(g.id, g.tier),
+            )
             if g.id in positions
             else g
             for g in s.groups
@@ -260,6 +302,68 @@ class ScenarioDocument(QObject):
             PasteCommand(self.replace_scenario, f"Paste {len(new_groups)} group(s)", s, after)
         )
         return [g.id for g in new_groups]
+
+    def set_tier(
+        self, group_id: str, tier: str, position: tuple[float, float] | None = None
+    ) -> bool:
+        """Put a group in `tier`, and its node at `position` when given (one undo step)."""
+        s = self._scenario
+        group = s.group(group_id)
+        changed = dataclasses.replace(group, tier=tier, position=position or group.position)
+        groups = [changed if g.id == group_id else g for g in s.groups]
+        after = dataclasses.replace(s, groups=groups)
+        path = f"groups.{group_id}.tier"
+        return self._push(SetFieldCommand(self.replace_scenario, path, tier, s, after))
+
+    # ---- failures (each one undo step) ------------------------------------------------------
+
+    def links_down(self, bundle_id: str) -> int:
+        """How many cables of bundle `bundle_id` are failed."""
+        return sum(f.links_down for f in self._scenario.failures.links if f.bundle == bundle_id)
+
+    def failed_members(self, group_id: str) -> list[int]:
+        """The failed members (switch indices) of group `group_id`, in order."""
+        return sorted({f.index for f in self._scenario.failures.switches if f.group == group_id})
+
+    def _set_failures(self, failures: Failures, text: str) -> bool:
+        s = self._scenario
+        after = dataclasses.replace(s, failures=failures)
+        return self._push(FailuresCommand(self.replace_scenario, text, s, after))
+
+    def set_links_down(self, bundle_id: str, count: int) -> bool:
+        """Make exactly `count` cables of bundle `bundle_id` failed (0 restores them all)."""
+        f = self._scenario.failures
+        links = [lf for lf in f.links if lf.bundle != bundle_id]
+        if count > 0:
+            links.append(LinkFailure(bundle_id, int(count)))
+        text = f"Fail {count} link(s) of {bundle_id}" if count else f"Restore {bundle_id}"
+        return self._set_failures(dataclasses.replace(f, links=links), text)
+
+    def fail_switch(self, group_id: str) -> int | None:
+        """Fail the first working member of switch group `group_id`; its index, or ``None``
+        when every member is failed already."""
+        group = self._scenario.group(group_id)
+        failed = set(self.failed_members(group_id))
+        index = next((i for i in range(group.count) if i not in failed), None)
+        if index is None:
+            return None
+        f = self._scenario.failures
+        switches = [*f.switches, SwitchFailure(group_id, index)]
+        self._set_failures(
+            dataclasses.replace(f, switches=switches), f"Fail switch {index} of {group_id}"
+        )
+        return index
+
+    def restore(self, group_ids: Iterable[str] = (), bundle_ids: Iterable[str] = ()) -> bool:
+        """Restore every failed member of the groups and every failed cable of the bundles."""
+        gids, bids = set(group_ids), set(bundle_ids)
+        f = self._scenario.failures
+        failures = dataclasses.replace(
+            f,
+            switches=[sf for sf in f.switches if sf.group not in gids],
+            links=[lf for lf in f.links if lf.bundle not in bids],
+        )
+        return self._set_failures(failures, "Restore " + ", ".join(sorted(gids | bids)))
 
     # ---- files ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ its (frozen) report in `LatencyCurves`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -39,6 +40,22 @@ from ui.work.latency import LatencyCurveWorker
 
 CURRENT = "current"
 STALE_OPACITY = 0.45  # results of an older revision stay readable but visibly not current
+
+
+def failures_note(scenario: Mapping[str, Any] | None) -> str:
+    """What the run had failed, from the scenario it ran (its JSON form): " — with 1 switch
+    of spine and 4 cables of leaf-spine down"; empty when nothing was failed."""
+    failures = (scenario or {}).get("failures") or {}
+    switches: dict[str, int] = {}
+    for f in failures.get("switches", []):
+        switches[f["group"]] = switches.get(f["group"], 0) + 1
+    parts = [f"{n} switch{'es' if n > 1 else ''} of {g}" for g, n in switches.items()]
+    parts += [
+        f"{f['links_down']} cable{'s' if f['links_down'] > 1 else ''} of {f['bundle']}"
+        for f in failures.get("links", [])
+        if f.get("links_down")
+    ]
+    return f" — with {' and '.join(parts)} down" if parts else ""
 
 
 def _latency_span() -> str:
@@ -176,6 +193,7 @@ class ResultsPanel(QWidget):
             self.summary.setText(
                 f"Permutation ({perm.routing}): mean throughput {mean:.1%} of line rate, "
                 f"{perm.below_99pct_fraction:.1%} of flows below 99 %"
+                + failures_note(report.scenario)
             )
             self.links_tab.show_permutation(perm)
         self.training_tab.show_training(report.training, report.training_error)

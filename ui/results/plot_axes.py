@@ -3,7 +3,8 @@
 pyqtgraph labels a log axis with powers of ten (10³, 10⁶); `UnitLogAxis` labels the same
 ticks as "1 kB", "10 µs" or "100", so a reader sees a message size or a time at a glance.
 `result_plot` builds a plain `pg.PlotWidget` (the theme restyles every PlotWidget it finds),
-with axis titles that carry their units, a grid and a legend.
+with axis titles that carry their units, a grid and a `FittingLegend`: a legend that takes
+more columns when its plot is too short for it, so no entry is clipped in a small window.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import pyqtgraph as pg
 
 LABELLED_MANTISSAS = (1.0, 2.0, 5.0)
+LEGEND_MARGIN = 6.0  # room kept between a legend and the view box's edge
 SI_PREFIXES = {-12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T"}
 
 
@@ -91,6 +93,75 @@ def axis_title(name: str) -> str:
     return f"{words} ({unit})" if unit else words
 
 
+class FittingLegend(pg.LegendItem):
+    """A legend that stays inside its view box: with `preferred_columns` (1 unless set with
+    `setColumnCount`) when it fits, else with as few more columns (fewer, wider rows) as make
+    it fit; it fits itself again when an entry comes or goes and when the box is resized."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.preferred_columns = 1
+
+    def setColumnCount(self, columnCount: int) -> None:
+        """Prefer `columnCount` columns (more only when the legend would not fit)."""
+        self.preferred_columns = max(1, int(columnCount))
+        self.fit()
+
+    def addItem(self, item: object, name: str) -> None:
+        """Add an entry, then fit."""
+        super().addItem(item, name)
+        self.fit()
+
+    def removeItem(self, item: object) -> None:
+        """Remove an entry, then fit."""
+        super().removeItem(item)
+        self.fit()
+
+    def updateSize(self) -> None:
+        """Size the legend to its entries' own sizes. (pyqtgraph sums the entries' current
+        widths, which the grid has stretched to the last size, so a legend never shrinks.)"""
+        if self.size is not None:
+            return
+        layout = self.layout
+        widths: dict[int, float] = {}
+        heights: dict[int, float] = {}
+        for row in range(layout.rowCount()):
+            for column in range(layout.columnCount()):
+                item = layout.itemAt(row, column)
+                if item is not None:
+                    widths[column] = max(widths.get(column, 0.0), item.minimumWidth())
+                    heights[row] = max(heights.get(row, 0.0), item.minimumHeight())
+        left, top, right, bottom = layout.getContentsMargins()
+        h_gap, v_gap = layout.horizontalSpacing(), layout.verticalSpacing()
+        width = sum(widths.values()) + h_gap * max(len(widths) - 1, 0) + left + right
+        height = sum(heights.values()) + v_gap * max(len(heights) - 1, 0) + top + bottom
+        self.setGeometry(0, 0, width, height)
+
+    def fit(self) -> None:
+        """Take the fewest columns, from the preferred count up, with which the legend fits
+        the view box below and beside its offset; when none does, the one that overflows
+        it least."""
+        count = len(self.items)
+        parent = self.parentItem()
+        start = min(self.preferred_columns, max(count, 1))
+        if parent is None or count == 0:
+            pg.LegendItem.setColumnCount(self, start)
+            return
+        offset = self.opts.get("offset") or (0.0, 0.0)
+        box = parent.boundingRect()
+        room_w = box.width() - abs(offset[0]) - LEGEND_MARGIN
+        room_h = box.height() - abs(offset[1]) - LEGEND_MARGIN
+        overflows = []
+        for columns in range(start, count + 1):
+            pg.LegendItem.setColumnCount(self, columns)
+            rect = self.boundingRect()
+            over = max(0.0, rect.width() - room_w) + max(0.0, rect.height() - room_h)
+            if over == 0.0:
+                return
+            overflows.append((over, columns))
+        pg.LegendItem.setColumnCount(self, min(overflows)[1])
+
+
 def result_plot(
     name: str,
     x_title: str,
@@ -114,6 +185,10 @@ def result_plot(
     plot.setLabel("bottom", x_title)
     plot.setLabel("left", y_title)
     plot.showGrid(x=True, y=True, alpha=0.3)
-    plot.addLegend(offset=legend_offset)
+    item = plot.getPlotItem()
+    legend = FittingLegend(offset=legend_offset, labelTextSize="8pt", verSpacing=-4)
+    legend.setParentItem(item.vb)
+    item.legend = legend  # where plot() puts named curves, and what the theme restyles
+    item.vb.sigResized.connect(lambda *_: legend.fit())
     plot.setMenuEnabled(True)
     return plot

@@ -16,7 +16,12 @@ from engine.analysis.results.collective import (
     CollectiveSweep,
     StageTime,
 )
-from engine.analysis.results.comparison import ComparisonResult, ComparisonRow
+from engine.analysis.results.comparison import (
+    ComparisonResult,
+    ComparisonRow,
+    DecisionRow,
+    DecisionTable,
+)
 from engine.analysis.results.cost import BomRow, CostReport
 from engine.analysis.results.fabric import (
     HotLink,
@@ -48,6 +53,8 @@ __all__ = [
     "ComparisonResult",
     "ComparisonRow",
     "CostReport",
+    "DecisionRow",
+    "DecisionTable",
     "EvaluationResult",
     "FlowSeries",
     "HotLink",
