@@ -1,6 +1,7 @@
-"""The Training tab's job controls, driven as a user would: a choice or a typed degree is one
-undoable edit of the document's training job and a new evaluation, the step table shows what
-changed (recomputation appears, the bubble shrinks under ZB-H1), and the controls follow undo."""
+"""The Training tab's step-model knobs, driven as a user would: a choice is one undoable edit of
+the document's training job and a new evaluation, the step table shows what changed
+(recomputation appears, the bubble shrinks under ZB-H1, FP8 shortens the matmuls), the
+controls follow undo, and a TP typed in the Workload dock across servers warns in the tab."""
 
 from __future__ import annotations
 
@@ -51,14 +52,20 @@ def choose(qtbot, w, combo, text):
     qtbot.wait(10)
 
 
-def test_the_bar_shows_the_documents_job(win):
+def test_the_bar_shows_the_documents_knobs(win):
     controls = bar(win)
     assert controls.isVisible()
-    assert controls.model_combo.currentData() == "llama3-70b"
-    assert controls.spins["pp"].value() == 4
-    assert controls.spins["tp"].text() == "preset"
+    assert controls.virtual_spin.text() == "preset"
     assert controls.choice_combos["schedule"].currentText() == "1F1B"
     assert controls.choice_combos["recompute"].currentText() == "none"
+    assert controls.choice_combos["fp8"].currentText() == "BF16"
+
+
+def test_fp8_shortens_the_matmul_row(qtbot, win):
+    matmuls = rows(win)["matmuls"]
+    choose(qtbot, win, bar(win).choice_combos["fp8"], "FP8")
+    assert win.document.scenario.workload.training.overrides["fp8"] == 1.0
+    assert rows(win)["matmuls"] < 0.8 * matmuls
 
 
 def test_choosing_full_recomputation_is_one_undoable_edit_shown_in_the_table(qtbot, win):
@@ -84,8 +91,8 @@ def test_zero_bubble_shrinks_the_plain_1f1b_bubble_row(qtbot, win):
     assert 0 < rows(win)["pipeline bubble"] < bubble
 
 
-def test_typing_a_tp_across_servers_warns_in_the_tab(qtbot, win):
-    spin = bar(win).spins["tp"]
+def test_typing_a_tp_across_servers_in_the_workload_dock_warns_in_the_tab(qtbot, win):
+    spin = win.workload_panel.numbers["tp"]
     spin.setFocus()
     spin.selectAll()
     with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
