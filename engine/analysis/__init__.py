@@ -14,6 +14,17 @@ from engine.analysis.calibrate import CalibrationFit, calibrate
 from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
 from engine.analysis.evaluation import evaluate, training_summary
+from engine.analysis.formats import (
+    EXPORT_FORMATS,
+    EXPORT_SUFFIXES,
+    TOPOLOGY_SUFFIXES,
+    TRAFFIC_SUFFIXES,
+    Flow,
+    export_fabric,
+    export_preview,
+    import_topology,
+    import_traffic,
+)
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_rows
 from engine.analysis.measurements import (
@@ -86,6 +97,8 @@ __all__ = [
     "COLLECTIVE_ALGORITHMS",
     "DEFAULT_PRESET",
     "DEFAULT_SIZES",
+    "EXPORT_FORMATS",
+    "EXPORT_SUFFIXES",
     "LATENCIES_NS",
     "METRICS",
     "NCCL_TESTS_OPS",
@@ -94,6 +107,8 @@ __all__ = [
     "PRESETS",
     "ROW_KEYS",
     "TEMPLATES",
+    "TOPOLOGY_SUFFIXES",
+    "TRAFFIC_SUFFIXES",
     "TRANSPORT_KINDS",
     "AppReport",
     "BomRow",
@@ -107,6 +122,7 @@ __all__ = [
     "ComparisonRow",
     "CostReport",
     "EvaluationResult",
+    "Flow",
     "FlowSeries",
     "HotLink",
     "Measurement",
@@ -147,9 +163,13 @@ __all__ = [
     "default_bundle",
     "default_executor",
     "evaluate",
+    "export_fabric",
+    "export_preview",
     "fabric_size",
     "generate",
     "import_nccl_tests",
+    "import_topology",
+    "import_traffic",
     "latency_rows",
     "load_from_library",
     "load_preset",
