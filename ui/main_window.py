@@ -33,6 +33,7 @@ from engine.model.scenario import Scenario
 from ui.about import AboutDialog
 from ui.canvas.view import FabricCanvas
 from ui.document.document import ScenarioDocument
+from ui.formats import FormatActions
 from ui.icons import set_action_icons
 from ui.inspector import Inspector
 from ui.library.host import SessionHost
@@ -61,7 +62,7 @@ def summary_html(scenario: Scenario) -> str:
     )
 
 
-class MainWindow(WindowMenus, QMainWindow):
+class MainWindow(WindowMenus, FormatActions, QMainWindow):
     """FabricLab's top-level window, opened on `scenario` (default: the default preset).
 
     `settings` (the app passes `app_settings()`) restores the window geometry and state at

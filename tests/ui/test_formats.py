@@ -1,0 +1,87 @@
+"""File > Export fabric… and File > Import topology…, driven as a user would: the menu
+actions, the file dialogs answered, the files written and the scenario replaced (undoable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from engine.analysis import generate
+from ui.formats import EXPORT_FILTERS
+from ui.main_window import MainWindow
+from ui.settings import app_settings
+
+pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "samples"
+
+
+@pytest.fixture
+def win(qtbot):
+    w = MainWindow(evaluate_on_start=False, settings=app_settings())
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def _filter(fmt: str) -> str:
+    return next(text for text, f in EXPORT_FILTERS.items() if f == fmt)
+
+
+def test_the_file_menu_holds_both_actions(win):
+    titles = [a.text() for a in win.file_menu.actions()]
+    assert "E&xport fabric…" in titles and "&Import topology…" in titles
+    assert win.export_fabric_action.shortcut().toString() == "Ctrl+E"
+
+
+def test_export_fabric_writes_the_chosen_format(win, tmp_path, monkeypatch):
+    small = generate("leaf-spine", gpus=128, server="dgx-h100", switch="qm9700")
+    win.document.replace_with(small, "small")
+    answer = (str(tmp_path / "fabric"), _filter("graphml"))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: answer)
+    win.export_fabric_action.trigger()
+    written = tmp_path / "fabric.graphml"  # the suffix is added
+    assert written.exists()
+    assert written.read_text().count("<edge ") == 384
+    assert "Exported graphml" in win.statusBar().currentMessage()
+    answer = (str(tmp_path / "ns3"), _filter("ns3"))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: answer)
+    assert win.export_fabric() == [
+        str(tmp_path / "ns3" / "topology.txt"),
+        str(tmp_path / "ns3" / "flow.txt"),
+    ]
+    assert (tmp_path / "ns3" / "topology.txt").read_text().startswith("150 22 384\n")
+
+
+def test_import_topology_replaces_the_scenario_undoably(win, monkeypatch):
+    before = win.document.scenario
+    path = str(SAMPLES / "two-leaves.links.csv")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (path, ""))
+    win.import_topology_action.trigger()
+    s = win.document.scenario
+    assert [(g.id, g.count) for g in s.groups] == [("servers", 4), ("leaf", 2), ("spine", 1)]
+    assert [b.pattern for b in s.bundles] == ["full", "full"]
+    assert "Imported" in win.statusBar().currentMessage()
+    win.document.undo_stack.undo()
+    assert win.document.scenario == before
+
+
+def test_a_bad_file_is_reported_with_its_line(win, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("srv1,nic0,leaf1,p1,400\nsrv1,nic1,leaf1,p2\n")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    before = win.document.scenario
+    assert win.import_topology_file() is False
+    assert f"{bad}:2: 4 columns" in shown[0]
+    assert win.document.scenario is before
+
+
+def test_cancelled_dialogs_do_nothing(win, monkeypatch):
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: ("", ""))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
+    assert win.export_fabric() == []
+    assert win.import_topology_file() is False
