@@ -145,6 +145,15 @@ def _transport_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _traffic_option(p: argparse.ArgumentParser) -> None:
+    """``--traffic FILE``: a traffic matrix run as the workload (evaluate, transport)."""
+    p.add_argument(
+        "--traffic",
+        metavar="FILE",
+        help="run a traffic matrix instead: CSV src,dst,bytes[,start_s] or an htsim .cm",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -170,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.run_evaluate,
         "topology, permutation test, collective and training step",
     )
+    _traffic_option(p)
     p.add_argument(
         "--parts",
         default="permutation,collective,training",
@@ -248,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         "queues, pauses, marks and rates of one traffic pattern (credits, PFC, ECN, DCQCN)",
     )
     _transport_options(p)
+    _traffic_option(p)
     p = sub.add_parser(
         "library", help="the scenario library: list, search, show, versions, export, import"
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.flows.traffic import permutation
+from engine.flows.traffic import permutation, traffic_matrix
 from engine.topology.expand import NODE_GPU, NODE_NVSWITCH, NVLINK_BUNDLE, Fabric
 
 HOST, NVSWITCH, SWITCH = "host", "nvswitch", "switch"
@@ -138,9 +138,12 @@ def workload_flows(fabric: Fabric) -> list[Flow]:
     workload is one, else its permutation pattern (workload seed), `message_bytes` per GPU,
     all starting at 0."""
     w = fabric.scenario.workload
-    matrix = getattr(w, "matrix", None)
-    if matrix:
-        return [Flow(int(f.src), int(f.dst), int(f.bytes), float(f.start_s)) for f in matrix]
+    if w.kind == "traffic" and w.matrix:
+        src, dst, nbytes, start = traffic_matrix(fabric)
+        return [
+            Flow(int(a), int(b), round(n), float(t))
+            for a, b, n, t in zip(src, dst, nbytes, start, strict=True)
+        ]
     src, dst = permutation(fabric, w.seed)
     size = round(w.message_bytes)
     return [Flow(int(a), int(b), size) for a, b in zip(src, dst, strict=True) if a != b]

@@ -10,7 +10,7 @@ from pathlib import Path
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.main import main
 from engine.analysis import open_library
-from engine.model.scenario import from_json
+from engine.model.scenario import from_json, to_json
 
 SCENARIO = "dgx-h100-ib-ndr-1k"
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "samples"
@@ -80,3 +80,47 @@ def test_bad_files_are_named_with_their_line(tmp_path, capsys):
         == EXIT_INVALID
     )
     assert "cannot write" in capsys.readouterr().err
+
+
+def _small(tmp_path) -> str:
+    """A 128-GPU leaf-spine scenario file (quick to evaluate)."""
+    from engine.analysis import generate
+
+    path = tmp_path / "small.json"
+    path.write_text(to_json(generate("leaf-spine", gpus=128, server="dgx-h100", switch="qm9700")))
+    return str(path)
+
+
+def test_evaluate_and_transport_run_a_traffic_file(tmp_path, capsys):
+    scenario = _small(tmp_path)
+    traffic = SAMPLES / "traffic.csv"
+    args = ["evaluate", scenario, "--traffic", str(traffic), "--parts", "permutation", "--json"]
+    assert main(args) == EXIT_OK
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["permutation"]["connections"] == 3
+    assert "3 flows of" in captured.err
+    assert (
+        main(["evaluate", scenario, "--traffic", str(traffic), "--parts", "permutation"]) == EXIT_OK
+    )
+    assert "traffic matrix, routing" in capsys.readouterr().out
+    cm = tmp_path / "t.cm"
+    cm.write_text(
+        "Nodes 128\nConnections 2\n0->8 id 1 start 0 size 1000000\n16->0 id 2 start 0 size 500\n"
+    )
+    assert main(["transport", scenario, "--traffic", str(cm)]) == EXIT_OK
+    assert "traffic matrix, each flow its own bytes" in capsys.readouterr().out
+    # the hand-written 4-host matrix stays inside server 0 (GPUs 0-3): nothing crosses the network
+    assert main(["transport", scenario, "--traffic", str(SAMPLES / "perm-4.cm")]) == EXIT_INVALID
+    assert "stays inside one server" in capsys.readouterr().err
+
+
+def test_a_bad_traffic_file_is_named(tmp_path, capsys):
+    scenario = _small(tmp_path)
+    bad = tmp_path / "t.csv"
+    bad.write_text("0,8,100\n1,9\n")
+    assert main(["evaluate", scenario, "--traffic", str(bad)]) == EXIT_INVALID
+    assert f"{bad}:2: 2 columns" in capsys.readouterr().err
+    past = tmp_path / "p.csv"
+    past.write_text("0,800,100\n")
+    assert main(["transport", scenario, "--traffic", str(past)]) == EXIT_INVALID
+    assert "workload.matrix[0]: GPU 800 does not exist" in capsys.readouterr().err
