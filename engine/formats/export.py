@@ -16,6 +16,12 @@ import numpy as np
 from engine.catalog.devices import Catalog, default_catalog
 from engine.formats import astra, graphml, htsim, ns3
 from engine.formats.graph import FabricGraph, Flow, fabric_graph, workload_flows
+from engine.formats.htsim_topology import (
+    fat_tree_params,
+    read_fat_tree_topo,
+    switch_counts,
+    write_fat_tree_topo,
+)
 from engine.formats.lines import refuse
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
@@ -50,6 +56,10 @@ def export_texts(
         text = htsim.write_cm(flows, len(graph.hosts), graph)
         _check_flows(htsim.read_cm(text)[1], flows, "htsim")
         files = {"traffic.cm": text}
+        params = fat_tree_params(scenario, fabric, catalog or default_catalog())
+        if params is not None:
+            files["fat_tree.topo"] = write_fat_tree_topo(params, graph.name)
+            _check_fat_tree(files["fat_tree.topo"], params, scenario)
     elif fmt == "astra":
         rate = float(np.max(fabric.gpu_line_rate)) if fabric.n_gpus else 0.0
         config = astra.network_config(graph, rate)
@@ -70,7 +80,9 @@ def write_export(
     """Write `scenario` in format `fmt` to `out`; returns the files written.
 
     ``ns3`` writes two files into the folder `out` (created if missing). The others write
-    one file: `out` itself, or a file named after the format inside `out` if it is a folder.
+    one file: `out` itself, or a file named after the format inside `out` if it is a folder;
+    ``htsim`` adds its fat-tree topology beside it (`out` with suffix ``.topo``) when the
+    fabric is a 3-tier fat-tree htsim can build.
     """
     files = export_texts(scenario, fmt, catalog, simai)
     if fmt == "ns3":
@@ -79,7 +91,7 @@ def write_export(
     elif out.is_dir():
         paths = [out / name for name in files]
     else:
-        paths = [out]
+        paths = [out, out.with_suffix(".topo")][: len(files)]
     for path, text in zip(paths, files.values(), strict=True):
         path.write_text(text, encoding="utf-8")
     return paths
@@ -121,3 +133,10 @@ def _check_graphml(read: graphml.GraphmlGraph, graph: FabricGraph) -> None:
             raise RoundTripError(f"GraphML edge {c.a}-{c.b} did not read back")
     if len(read.edges) != len(graph.cables):
         raise RoundTripError("the GraphML edge count did not read back")
+
+
+def _check_fat_tree(text: str, params: dict, scenario: Scenario) -> None:
+    read = read_fat_tree_topo(text)
+    counts = {g.tier: g.count for g in scenario.groups}
+    if read != params or switch_counts(read) != (counts["leaf"], counts["spine"], counts["core"]):
+        raise RoundTripError("htsim's fat-tree topology does not rebuild the fabric's switches")

@@ -149,3 +149,55 @@ def test_unknown_format_and_oversized_flows_are_refused(fat_tree_128):
     big.workload.message_bytes = 4.0 * 2**30
     with pytest.raises(ScenarioError, match="htsim's largest size"):
         export_texts(big, "htsim")
+
+
+def test_htsim_fat_tree_topology_of_a_3_tier_fat_tree(tmp_path, catalog):
+    from engine.formats.htsim_topology import read_fat_tree_topo, switch_counts
+
+    three = generate("fat-tree", gpus=640, server="dgx-a100", switch="qm8700")
+    files = export_texts(three, "htsim", catalog)
+    assert list(files) == ["traffic.cm", "fat_tree.topo"]
+    params = read_fat_tree_topo(files["fat_tree.topo"])
+    assert (params["Nodes"], params["Tiers"], params["Podsize"]) == (640, 3, 320)
+    t0, t1, t2 = params["tiers"]
+    # 16 GPUs (one NIC each) per leaf, 16 spines per pod, one core per plane with 20 cables
+    assert (t0["Radix_Down"], t0["Radix_Up"], t1["Radix_Down"], t1["Radix_Up"]) == (16, 16, 20, 20)
+    assert (t2["Radix_Down"], t2["Bundle"], t0["Downlink_speed_Gbps"]) == (40, 20, 200)
+    assert t0["Switch_Latency_ns"] == t1["Switch_Latency_ns"] > 0
+    assert t0["Downlink_Latency_ns"] < t1["Downlink_Latency_ns"] < t2["Downlink_Latency_ns"]
+    # htsim's own arithmetic rebuilds the fabric's 40 leaves, 32 spines and 16 cores
+    assert switch_counts(params) == (40, 32, 16)
+    paths = write_export(three, "htsim", tmp_path / "ft.cm", catalog)
+    assert paths == [tmp_path / "ft.cm", tmp_path / "ft.topo"]
+
+
+def test_htsim_writes_no_topology_for_other_shapes(fat_tree_128, catalog):
+    import copy
+
+    from engine.model.scenario import LinkFailure
+
+    assert list(export_texts(fat_tree_128, "htsim", catalog)) == ["traffic.cm"]
+    three = generate("fat-tree", gpus=640, server="dgx-a100", switch="qm8700")
+    broken = copy.deepcopy(three)
+    broken.failures.links.append(LinkFailure("leaf-spine", 1))
+    assert list(export_texts(broken, "htsim", catalog)) == ["traffic.cm"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Nodes 8\nTiers 2\nPodsize 8\n", "3-tier"),
+        ("Nodes 8\nTiers 3\nPodsize 8\nTier 1\n", "out of order"),
+        (
+            "Nodes 8\nTiers 3\nPodsize 8\nTier 0\nRadix_Down x\n",
+            "Radix_Down must be a whole number",
+        ),
+        ("Nodes 8\nTiers 3\nPodsize 8\nTier 0\nColour red\n", "unknown or misplaced"),
+        ("Tiers 3\nPodsize 8\n", "missing Nodes"),
+    ],
+)
+def test_htsim_topology_reader_refuses(text, words):
+    from engine.formats.htsim_topology import read_fat_tree_topo
+
+    with pytest.raises(ScenarioError, match=words):
+        read_fat_tree_topo(text)
