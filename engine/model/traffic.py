@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from engine.model.errors import Problem
-
-if TYPE_CHECKING:
-    from engine.model.scenario import Workload
 
 MAX_FLOWS = 1_000_000  # flows a matrix holds before the reader refuses it as too large to run
 
@@ -31,10 +27,10 @@ class TrafficFlow:
     start_s: float = 0.0
 
 
-def check_traffic(workload: Workload) -> list[Problem]:
-    """Problems of `workload.matrix` (a `Workload`), each naming ``workload.matrix[i]``."""
-    matrix = workload.matrix
-    if workload.kind == "traffic" and not matrix:
+def check_traffic(kind: str, matrix: list[TrafficFlow]) -> list[Problem]:
+    """Problems of a workload's `matrix` (its `kind` says whether it must hold flows), each
+    naming ``workload.matrix[i]``."""
+    if kind == "traffic" and not matrix:
         return [Problem("workload", "a traffic workload needs flows in its matrix", "matrix")]
     if len(matrix) > MAX_FLOWS:
         return [Problem("workload", f"{len(matrix):,} flows; at most {MAX_FLOWS:,}", "matrix")]

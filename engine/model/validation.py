@@ -492,7 +492,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
-    problems += check_traffic(scenario.workload)
+    problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")
