@@ -1,20 +1,24 @@
-"""File > Export fabric… and File > Import topology…: the open formats from the window.
+"""File > Export fabric…, File > Import topology… and File > Import traffic matrix…: the
+open formats from the window.
 
 `FormatActions` is mixed into `MainWindow` (with `WindowMenus`). The window only asks for
 a file name and hands the scenario to `engine.analysis` (`export_fabric`,
 `import_topology`); what the file holds, and why a file cannot be read (its name and
-line), come from the engine. An imported topology replaces the scenario as one undoable
-edit.
+line), come from the engine. An imported topology replaces the scenario, an imported
+traffic matrix its workload, each as one undoable edit.
 """
 
 from __future__ import annotations
+
+import copy
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
-from engine.analysis import export_fabric, import_topology
+from engine.analysis import export_fabric, import_topology, import_traffic
 from engine.model.errors import ScenarioError
+from engine.model.traffic import TrafficFlow
 
 # save-dialog filter -> export format; ns-3 writes a folder of topology.txt and flow.txt
 EXPORT_FILTERS = {
@@ -25,6 +29,7 @@ EXPORT_FILTERS = {
 }
 SUFFIXES = {"graphml": ".graphml", "htsim": ".cm", "astra": ".yml", "ns3": ""}
 IMPORT_FILTER = "Topology: GraphML or CSV link list (*.graphml *.xml *.csv);;All files (*)"
+TRAFFIC_FILTER = "Traffic matrix: CSV src,dst,bytes or htsim (*.csv *.cm);;All files (*)"
 
 
 class FormatActions:
@@ -74,6 +79,27 @@ class FormatActions:
         groups = ", ".join(f"{g.count} × {g.model}" for g in scenario.groups)
         self.statusBar().showMessage(f"Imported {path}: {groups}", 8000)
         QTimer.singleShot(0, self.canvas.fit)
+        return True
+
+    def import_traffic_file(self) -> bool:
+        """Ask for a traffic matrix (CSV or htsim ``.cm``) and make it the scenario's
+        workload (kind ``traffic``, undoable): the flow test and the Congestion tab's
+        "traffic matrix" run its flows."""
+        path, _ = QFileDialog.getOpenFileName(self, "Import traffic matrix", "", TRAFFIC_FILTER)
+        if not path:
+            return False
+        try:
+            flows = import_traffic(path)
+        except ScenarioError as exc:
+            self._file_error(f"Cannot import {path}", _problems(exc))
+            return False
+        scenario = copy.deepcopy(self.document.scenario)
+        scenario.workload.kind = "traffic"
+        scenario.workload.matrix = [
+            TrafficFlow(f.src, f.dst, float(f.size_bytes), f.start_s) for f in flows
+        ]
+        self.document.replace_with(scenario, f"Import traffic matrix ({len(flows):,} flows)")
+        self.statusBar().showMessage(f"Imported {len(flows):,} flows from {path}", 8000)
         return True
 
 

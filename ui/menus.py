@@ -30,8 +30,8 @@ class WindowMenus:
 
     The window provides `document`, `canvas`, `worker`, `store` (its `SettingsStore`) and
     the handlers the actions call (`evaluate_now`, `open_file`, `open_path`,
-    `save_file_as`, `new_from_template`, `set_theme`, `show_about`, and `export_fabric`
-    and `import_topology_file` of `ui.formats`).
+    `save_file_as`, `new_from_template`, `set_theme`, `show_about`, and `export_fabric`,
+    `import_topology_file` and `import_traffic_file` of `ui.formats`).
     """
 
     store: SettingsStore
@@ -79,6 +79,8 @@ class WindowMenus:
         self.import_topology_action = QAction("&Import topology…", self)
         self.import_topology_action.setShortcut(QKeySequence("Ctrl+I"))
         self.import_topology_action.triggered.connect(self.import_topology_file)
+        self.import_traffic_action = QAction("Import traffic &matrix…", self)
+        self.import_traffic_action.triggered.connect(self.import_traffic_file)
         self.template_action = QAction("New from &template…", self)
         self.template_action.setShortcut(QKeySequence("Ctrl+N"))
         self.template_action.triggered.connect(self.new_from_template)
@@ -105,7 +107,9 @@ class WindowMenus:
         self.recent_menu.setObjectName("recentMenu")
         file_menu.addAction(self.save_as_action)
         file_menu.addSeparator()
-        file_menu.addActions([self.import_topology_action, self.export_fabric_action])
+        file_menu.addActions(
+            [self.import_topology_action, self.import_traffic_action, self.export_fabric_action]
+        )
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = menu.addMenu("&Edit")

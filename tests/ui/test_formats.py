@@ -85,3 +85,27 @@ def test_cancelled_dialogs_do_nothing(win, monkeypatch):
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
     assert win.export_fabric() == []
     assert win.import_topology_file() is False
+
+
+def test_import_traffic_matrix_sets_the_workload_undoably(win, monkeypatch):
+    before = win.document.scenario
+    path = str(SAMPLES / "traffic.csv")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (path, ""))
+    assert "Import traffic &matrix…" in [a.text() for a in win.file_menu.actions()]
+    win.import_traffic_action.trigger()
+    w = win.document.scenario.workload
+    assert w.kind == "traffic"
+    assert [(f.src, f.dst, f.bytes) for f in w.matrix] == [
+        (0, 8, 1048576.0),
+        (8, 0, 1048576.0),
+        (1, 9, 4096.0),
+    ]
+    assert win.document.scenario.groups == before.groups  # only the workload changed
+    win.document.undo_stack.undo()
+    assert win.document.scenario == before
+    bad = SAMPLES / "two-leaves.links.csv"  # not a traffic matrix
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    assert win.import_traffic_file() is False
+    assert str(bad) in shown[0]
