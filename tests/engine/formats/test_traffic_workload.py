@@ -83,3 +83,16 @@ def test_the_exporters_write_the_matrix(small):
     _, cm = htsim.read_cm(export_texts(s, "htsim")["traffic.cm"])
     assert [(f.src, f.dst, f.size_bytes) for f in cm] == [(0, 8, 1000000), (9, 1, 4096)]
     assert cm[0].start_s == pytest.approx(2e-6)
+
+
+def test_matrix_round_trips_through_the_library(small, tmp_path):
+    from engine.library.store import Library
+
+    s = _with(small, [TrafficFlow(0, 8, 1e6), TrafficFlow(9, 1, 4096.0, 1e-6)])
+    s.metadata.name = "with traffic"
+    lib = Library(tmp_path / "lib.fabriclab")
+    try:
+        lib.save(s, note="traffic")
+        assert lib.load("with traffic") == s
+    finally:
+        lib.close()
