@@ -16,6 +16,7 @@ Format source: alibaba-edu/High-Precision-Congestion-Control, simulation/scratch
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from engine.formats.graph import HOST, NVSWITCH, FabricGraph, Flow
@@ -65,7 +66,8 @@ def write_topology(graph: FabricGraph, simai: bool = False) -> str:
     nvswitches = sum(1 for n in graph.nodes if n.kind == NVSWITCH)
     if simai:
         per = _gpus_per_server(graph)
-        gpu_type = graph.nodes[0].model.split("-")[-1].upper() if graph.nodes else "H100"
+        found = re.search(r"[a-z]\d{2,3}", graph.nodes[0].model) if graph.nodes else None
+        gpu_type = found.group(0).upper() if found else "GPU"
         head = f"{len(graph.nodes)} {per} {nvswitches} {len(switches) - nvswitches} {len(graph.cables)} {gpu_type}"
     else:
         head = f"{len(graph.nodes)} {len(switches)} {len(graph.cables)}"
