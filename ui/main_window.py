@@ -482,6 +482,7 @@ class MainWindow(WindowMenus, FormatActions, QMainWindow):
         if self.library_session is not None:
             self.library_session.shutdown()
         self.worker.shutdown()
+        self.shutdown_file_jobs()
         self.results.shutdown()
         self.sweep_panel.shutdown()
         self.congestion_tab.shutdown()
