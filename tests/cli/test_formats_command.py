@@ -124,3 +124,9 @@ def test_a_bad_traffic_file_is_named(tmp_path, capsys):
     past.write_text("0,800,100\n")
     assert main(["transport", scenario, "--traffic", str(past)]) == EXIT_INVALID
     assert "workload.matrix[0]: GPU 800 does not exist" in capsys.readouterr().err
+
+
+def test_export_simai_first_line(tmp_path):
+    out = tmp_path / "simai"
+    assert main(["export", SCENARIO, "--format", "ns3", str(out), "--simai"]) == EXIT_OK
+    assert (out / "topology.txt").read_text().splitlines()[0] == "1200 8 128 48 3072 H100"

@@ -155,3 +155,55 @@ def test_traffic_matrices():
     assert caught.value.problems[0].where == "t.csv:2"
     with pytest.raises(ScenarioError, match="to itself"):
         traffic_from_text("3,3,100\n", "t.csv")
+
+
+def _generic_graphml(servers: int, leaves: int) -> str:
+    """A GraphML as another tool writes it: plain node names, a `speed` per edge (Gb/s),
+    no FabricLab hints; each server's 8 NICs on the leaf of its half, two cables up."""
+    nodes = [f"srv{i}" for i in range(servers)] + [f"leaf{j}" for j in range(leaves)]
+    edges = []
+    for i in range(servers):
+        leaf = i * leaves // servers
+        edges += [(f"srv{i}", f"leaf{leaf}")] * 8
+    edges += [(f"leaf{j}", "spine0") for j in range(leaves) for _ in range(2)]
+    body = "".join(f'<node id="{n}"/>' for n in [*nodes, "spine0"])
+    body += "".join(
+        f'<edge source="{a}" target="{b}"><data key="s">400</data></edge>' for a, b in edges
+    )
+    return (
+        '<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+        '<key id="s" for="edge" attr.name="speed" attr.type="double"/>'
+        f'<graph edgedefault="undirected">{body}</graph></graphml>'
+    )
+
+
+def test_a_generic_graphml_is_grouped(catalog):
+    s = topology_from_text(_generic_graphml(4, 2), "other.graphml", catalog, "qm9700")
+    assert _groups(s) == [
+        ("servers", "server", "dgx-h100", 4, "server"),
+        ("leaf", "switch", "qm9700", 2, "leaf"),
+        ("spine", "switch", "qm9700", 1, "spine"),
+    ]
+    assert [(b.pattern, b.blocks, b.links_per_pair, b.speed_gbps) for b in s.bundles] == [
+        ("full", 2, 1, 400.0),
+        ("full", 1, 2, 400.0),
+    ]
+    assert expand(s, catalog).n_gpus == 32
+
+
+def test_an_edge_without_a_rate_is_refused(catalog):
+    text = _generic_graphml(2, 1).replace('<data key="s">400</data>', "", 1)
+    with pytest.raises(ScenarioError, match="no rate_gbps"):
+        topology_from_text(text, "other.graphml", catalog)
+
+
+def test_an_export_with_failed_cables_does_not_group_into_a_pattern(catalog):
+    import copy
+
+    from engine.model.scenario import LinkFailure
+
+    broken = copy.deepcopy(generate("leaf-spine", gpus=128, server="dgx-h100", switch="qm9700"))
+    broken.failures.links.append(LinkFailure("leaf-spine", 3))
+    text = export_texts(broken, "graphml", catalog)["fabric.graphml"]
+    with pytest.raises(ScenarioError, match="match no wiring pattern"):
+        topology_from_text(text, "broken.graphml", catalog)
