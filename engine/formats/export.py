@@ -109,7 +109,8 @@ def _check_ns3(files: dict[str, str], graph: FabricGraph, flows: list[Flow]) -> 
         raise RoundTripError("the ns-3 topology's link count did not read back")
     for link, cable in zip(topo.links, graph.cables, strict=True):
         if (link.src, link.dst) != (cable.a, cable.b) or not (
-            _close(link.rate_gbps, cable.rate_gbps) and _close(link.delay_ns, cable.latency_ns)
+            math.isclose(link.rate_gbps, cable.rate_gbps, rel_tol=1e-9, abs_tol=1e-6)
+            and math.isclose(link.delay_ns, cable.latency_ns, rel_tol=1e-9, abs_tol=1e-5)
         ):
             raise RoundTripError(f"ns-3 link {cable.a}-{cable.b} did not read back")
     read = ns3.read_flows(files["flow.txt"], hosts=len(graph.hosts))

@@ -77,9 +77,17 @@ def parse_delay_ns(text: str, source: str, line: int) -> float:
 
 def format_rate(rate_gbps: float) -> str:
     """A rate in Gb/s as the ns-3 text formats write it: ``400Gbps``."""
-    return f"{rate_gbps:.12g}Gbps"
+    return f"{_fixed(rate_gbps, 6)}Gbps"
 
 
 def format_delay(latency_ns: float) -> str:
-    """A delay in nanoseconds as ns-3 writes it in these files: milliseconds, ``0.0005ms``."""
-    return f"{latency_ns / 1e6:.12g}ms"
+    """A delay in nanoseconds as these files write it: milliseconds, ``0.0005ms`` (to
+    1e-15 ms, a femtosecond)."""
+    return f"{_fixed(latency_ns / 1e6, 15)}ms"
+
+
+def _fixed(value: float, places: int) -> str:
+    """`value` in plain decimal (no exponent, as the published files write it), trailing
+    zeros dropped: ``0.0005``, ``400``."""
+    text = f"{value:.{places}f}".rstrip("0").rstrip(".")
+    return text or "0"

@@ -201,3 +201,17 @@ def test_htsim_topology_reader_refuses(text, words):
 
     with pytest.raises(ScenarioError, match=words):
         read_fat_tree_topo(text)
+
+
+def test_awkward_lengths_and_speeds_still_read_back(fat_tree_128, catalog):
+    import copy
+
+    odd = copy.deepcopy(fat_tree_128)
+    odd.bundles[1].length_m = 1 / 3  # a latency with endless decimals
+    odd.fabric.packet_loss_rate = 1e-7
+    topo = ns3.read_topology(export_texts(odd, "ns3", catalog)["topology.txt"])
+    assert {link.error_rate for link in topo.links} == {1e-7}
+    fabric = expand(odd, catalog)
+    up = fabric.link_latency[np.flatnonzero(fabric.link_upward & (fabric.link_src >= 144))] * 1e9
+    read = sorted(link.delay_ns for link in topo.links if link.src >= 144)
+    assert read == pytest.approx(sorted(up), rel=1e-12)
