@@ -152,7 +152,7 @@ def _models(links, neighbours, kinds, catalog: Catalog, switch_model: str | None
     models = {}
     for node, kind in kinds.items():
         hint = links.nodes[node].model
-        if kind == "switch" and switch_model:
+        if kind == "switch" and switch_model and not hint:
             hint = switch_model
         if hint:
             try:

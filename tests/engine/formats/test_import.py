@@ -207,3 +207,12 @@ def test_an_export_with_failed_cables_does_not_group_into_a_pattern(catalog):
     text = export_texts(broken, "graphml", catalog)["fabric.graphml"]
     with pytest.raises(ScenarioError, match="match no wiring pattern"):
         topology_from_text(text, "broken.graphml", catalog)
+
+
+def test_the_switch_option_fills_only_what_the_file_leaves_open(catalog):
+    original = generate("leaf-spine", gpus=128, server="dgx-h100", switch="qm9700")
+    text = export_texts(original, "graphml", catalog)["fabric.graphml"]
+    kept = topology_from_text(text, "f.graphml", catalog, switch_model="sn5600")
+    assert {g.model for g in kept.groups if g.kind == "switch"} == {"qm9700"}
+    with pytest.raises(ScenarioError, match="'nope' is not a switch"):
+        topology_from_text(_generic_graphml(2, 1), "g.graphml", catalog, switch_model="nope")
