@@ -23,6 +23,7 @@ from engine.formats.htsim_topology import (
     write_fat_tree_topo,
 )
 from engine.formats.lines import refuse
+from engine.formats.steps import collective_steps
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
 
@@ -45,8 +46,23 @@ def export_texts(
         )
     fabric = expand(scenario, catalog or default_catalog())
     graph = fabric_graph(fabric)
-    flows = workload_flows(fabric)
-    if fmt == "ns3":
+    steps: list[list[Flow]] = []
+    if scenario.workload.kind == "collective":
+        algorithm, steps = collective_steps(fabric)
+        flows = steps[0] if steps else []
+    else:
+        flows = workload_flows(fabric)
+    if fmt == "htsim" and steps:
+        w = scenario.workload
+        note = (
+            f"{algorithm} {w.op} of {w.message_bytes:.0f} bytes: {len(steps)} steps, each "
+            "started by a barrier on the step before"
+        )
+        text = htsim.write_dag(steps, len(graph.hosts), graph, note)
+        _check_steps(htsim.dag_steps(htsim.read_cm_dag(text)), steps)
+        files = {"traffic.cm": text}
+        _add_fat_tree(files, scenario, fabric, catalog, graph)
+    elif fmt == "ns3":
         files = {
             "topology.txt": ns3.write_topology(graph, simai),
             "flow.txt": ns3.write_flows(flows),
@@ -56,10 +72,7 @@ def export_texts(
         text = htsim.write_cm(flows, len(graph.hosts), graph)
         _check_flows(htsim.read_cm(text)[1], flows, "htsim")
         files = {"traffic.cm": text}
-        params = fat_tree_params(scenario, fabric, catalog or default_catalog())
-        if params is not None:
-            files["fat_tree.topo"] = write_fat_tree_topo(params, graph.name)
-            _check_fat_tree(files["fat_tree.topo"], params, scenario)
+        _add_fat_tree(files, scenario, fabric, catalog, graph)
     elif fmt == "astra":
         rate = float(np.max(fabric.gpu_line_rate)) if fabric.n_gpus else 0.0
         config = astra.network_config(graph, rate)
@@ -134,6 +147,21 @@ def _check_graphml(read: graphml.GraphmlGraph, graph: FabricGraph) -> None:
             raise RoundTripError(f"GraphML edge {c.a}-{c.b} did not read back")
     if len(read.edges) != len(graph.cables):
         raise RoundTripError("the GraphML edge count did not read back")
+
+
+def _add_fat_tree(files, scenario: Scenario, fabric, catalog: Catalog | None, graph) -> None:
+    """Add htsim's fat-tree topology to `files` where the fabric is one htsim builds."""
+    params = fat_tree_params(scenario, fabric, catalog or default_catalog())
+    if params is not None:
+        files["fat_tree.topo"] = write_fat_tree_topo(params, graph.name)
+        _check_fat_tree(files["fat_tree.topo"], params, scenario)
+
+
+def _check_steps(read: list[list[Flow]], steps: list[list[Flow]]) -> None:
+    if len(read) != len(steps):
+        raise RoundTripError("the htsim DAG's steps did not read back")
+    for r, s in zip(read, steps, strict=True):
+        _check_flows(r, s, "htsim DAG")
 
 
 def _check_fat_tree(text: str, params: dict, scenario: Scenario) -> None:
