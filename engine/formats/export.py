@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
 from engine.formats import astra, graphml, htsim, ns3
+from engine.formats.astra_workload import COLLECTIVES, read_micro, write_micro
 from engine.formats.graph import FabricGraph, Flow, fabric_graph, workload_flows
 from engine.formats.htsim_topology import (
     fat_tree_params,
@@ -29,6 +30,7 @@ from engine.topology.expand import expand
 
 FORMATS = ("ns3", "htsim", "astra", "graphml")
 SUFFIXES = {"htsim": ".cm", "astra": ".yml", "graphml": ".graphml"}
+SECOND_SUFFIX = {"htsim": ".topo", "astra": ".workload.txt"}  # the file beside OUT
 
 
 class RoundTripError(AssertionError):
@@ -80,6 +82,13 @@ def export_texts(
         if astra.read_network_yaml(text) != config:
             raise RoundTripError("the ASTRA-sim network YAML did not read back as written")
         files = {"network.yml": text}
+        w = scenario.workload
+        size = round(w.message_bytes)
+        workload = write_micro(w.op, size)
+        if workload is not None:
+            if read_micro(workload) != [("collective", COLLECTIVES[w.op], size)]:
+                raise RoundTripError("the ASTRA-sim workload did not read back as written")
+            files["workload.txt"] = workload
     else:
         text = graphml.write_graphml(graph)
         _check_graphml(graphml.read_graphml(text), graph)
@@ -95,7 +104,8 @@ def write_export(
     ``ns3`` writes two files into the folder `out` (created if missing). The others write
     one file: `out` itself, or a file named after the format inside `out` if it is a folder;
     ``htsim`` adds its fat-tree topology beside it (`out` with suffix ``.topo``) when the
-    fabric is a 3-tier fat-tree htsim can build.
+    fabric is a 3-tier fat-tree htsim can build, ``astra`` the collective's text workload
+    (suffix ``.workload.txt``).
     """
     files = export_texts(scenario, fmt, catalog, simai)
     if fmt == "ns3":
@@ -104,7 +114,7 @@ def write_export(
     elif out.is_dir():
         paths = [out / name for name in files]
     else:
-        paths = [out, out.with_suffix(".topo")][: len(files)]
+        paths = [out, out.with_suffix(SECOND_SUFFIX.get(fmt, ".2"))][: len(files)]
     for path, text in zip(paths, files.values(), strict=True):
         path.write_text(text, encoding="utf-8")
     return paths

@@ -215,3 +215,34 @@ def test_awkward_lengths_and_speeds_still_read_back(fat_tree_128, catalog):
     up = fabric.link_latency[np.flatnonzero(fabric.link_upward & (fabric.link_src >= 144))] * 1e9
     read = sorted(link.delay_ns for link in topo.links if link.src >= 144)
     assert read == pytest.approx(sorted(up), rel=1e-12)
+
+
+def test_astra_workload_of_the_collective(fat_tree_128, catalog, tmp_path):
+    import copy
+
+    from engine.formats.astra_workload import read_micro
+
+    files = export_texts(fat_tree_128, "astra", catalog)
+    assert read_micro(files["workload.txt"]) == [("collective", "ALLREDUCE", 2**30)]
+    gather = copy.deepcopy(fat_tree_128)
+    gather.workload.op, gather.workload.message_bytes = "all-gather", 4096.0
+    text = export_texts(gather, "astra", catalog)["workload.txt"]
+    assert text.splitlines()[2] == "collective -1 1 NONE 0 1 NONE 0 1 ALLGATHER 4096 1"
+    broadcast = copy.deepcopy(fat_tree_128)
+    broadcast.workload.op = "broadcast"
+    assert list(export_texts(broadcast, "astra", catalog)) == ["network.yml"]
+    paths = write_export(fat_tree_128, "astra", tmp_path / "net.yml", catalog)
+    assert paths == [tmp_path / "net.yml", tmp_path / "net.workload.txt"]
+
+
+def test_astra_workload_reader():
+    from engine.formats.astra_workload import read_micro
+
+    sample = Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "samples"
+    assert read_micro((sample / "micro-allgather.txt").read_text()) == [
+        ("allgather", "ALLGATHER", 1048576)
+    ]
+    with pytest.raises(ScenarioError, match="12 columns"):
+        read_micro("MICRO\n1\nx -1 5 NONE 0\n", "w.txt")
+    with pytest.raises(ScenarioError, match="unknown collective 'SPLAT'"):
+        read_micro("MICRO\n1\nx -1 5 NONE 0 5 NONE 0 5 SPLAT 10 5\n", "w.txt")
