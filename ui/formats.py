@@ -48,7 +48,7 @@ class FileJob:
 class FormatActions:
     """Export the fabric in an open format, import a topology or a traffic matrix (a mixin
     of the window, which provides `document`, `catalog`, `canvas`, `statusBar` and
-    `_file_error`). `file_tasks` runs the jobs; `file_done` says the last one ended."""
+    `_file_error`). `file_tasks` runs the jobs; `last_file_job` is the last one finished."""
 
     def file_worker(self) -> TaskWorker:
         """The worker of the file jobs, made on first use."""
@@ -120,6 +120,7 @@ class FormatActions:
         self.file_worker().submit(key, job)
 
     def _file_job_done(self, job: FileJob) -> None:
+        self.last_file_job = job
         if job.kind == EXPORT:
             self.statusBar().showMessage(f"Exported {job.detail}: {', '.join(job.result)}", 8000)
         elif job.kind == TOPOLOGY:
