@@ -21,7 +21,7 @@ from cli.formatting import (
     format_transport,
     number,
 )
-from cli.inputs import load_scenario, parse_sizes
+from cli.inputs import load_scenario, parse_sizes, with_traffic
 from cli.progress import stage_progress
 from engine.analysis import (
     PRESETS,
@@ -77,7 +77,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.set)
+    scenario = with_traffic(load_scenario(args.scenario, args.set), args.traffic)
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
     unknown = set(parts) - {"permutation", "collective", "training", "cost"}
     if unknown:
@@ -90,7 +90,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         )
     with stage_progress() as progress:
         report = evaluate(scenario, default_catalog(), parts, progress=progress)
-    print(report.to_json() if args.json else format_report(report))
+    traffic = scenario.workload.kind == "traffic"
+    print(report.to_json() if args.json else format_report(report, traffic))
     return EXIT_OK
 
 
@@ -116,8 +117,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_transport(args: argparse.Namespace) -> int:
     """One workload through the scenario's transport mechanisms (``transport``)."""
-    scenario = load_scenario(args.scenario, args.set)
-    kind, count = args.workload
+    scenario = with_traffic(load_scenario(args.scenario, args.set), args.traffic)
+    kind, count = ("traffic", None) if args.traffic else args.workload
     if count is not None and args.senders is not None and count != args.senders:
         raise ScenarioError(
             Problem("--senders", f"--workload incast:{count} and --senders {args.senders} disagree")

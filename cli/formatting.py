@@ -25,11 +25,13 @@ def _gbps(bytes_per_s: float) -> str:
     return f"{bytes_per_s * 8 / 1e9:,.0f} Gb/s"
 
 
-def format_report(report: EvaluationResult) -> str:
-    """The evaluation report as text for a terminal: each part that was asked for."""
+def format_report(report: EvaluationResult, traffic: bool = False) -> str:
+    """The evaluation report as text for a terminal: each part that was asked for
+    (`traffic`: the flow test ran the scenario's traffic matrix, not a permutation)."""
     lines = [format_topology(report.topology)]
     if report.permutation is not None:
-        lines += ["", format_permutation(report.permutation)]
+        label = "traffic matrix" if traffic else "permutation traffic"
+        lines += ["", format_permutation(report.permutation, label)]
     if report.collective is not None:
         lines += ["", format_collective(report.collective)]
     if report.training is not None:
@@ -58,12 +60,13 @@ def format_topology(t: TopologySummary) -> str:
     return "\n".join(lines)
 
 
-def format_permutation(p: PermutationResult) -> str:
-    """The permutation test: per-flow throughput, latency and link utilization per tier."""
+def format_permutation(p: PermutationResult, label: str = "permutation traffic") -> str:
+    """The permutation test (or a traffic matrix's, named by `label`): per-flow throughput,
+    latency and link utilization per tier."""
     f = p.throughput_fraction
     lines = []
     lines.append(
-        f"permutation traffic, routing {p.routing} ({p.flows_per_connection} flow(s) per connection), "
+        f"{label}, routing {p.routing} ({p.flows_per_connection} flow(s) per connection), "
         f"{p.connections:,} connections"
     )
     lines.append(
@@ -192,6 +195,8 @@ def _workload_text(w: TransportWorkload) -> str:
         "collective": f"{w.algorithm} {w.op} over {ranks} (first network stage)",
     }.get(w.kind, w.kind)
     horizon = f", horizon {w.horizon_s * 1e3:g} ms" if w.horizon_s else ""
+    if w.kind == "traffic":
+        return f"traffic matrix, each flow its own bytes{horizon}"
     return f"{kind}, {_binary_size(w.bytes_per_flow)} per flow{horizon}"
 
 

@@ -1,7 +1,8 @@
 """What the command line reads: a scenario reference with ``--set`` overrides, and sizes.
 
 SCENARIO is a preset name, a scenario JSON file or ``library:NAME`` (the library named by
-FABRICLAB_LIBRARY, else the user's).
+FABRICLAB_LIBRARY, else the user's); ``--traffic FILE`` replaces its workload by a traffic
+matrix.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.analysis import PRESETS, load_from_library, load_preset
+from engine.analysis import PRESETS, import_traffic, load_from_library, load_preset
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import Scenario, from_json
+from engine.model.traffic import TrafficFlow
 
 
 def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
@@ -50,6 +52,20 @@ def load_scenario(ref: str, overrides: list[str] | None = None) -> Scenario:
             raise ScenarioError(Problem("--set", f"expected PATH=VALUE, got {item!r}"))
         key, value = item.split("=", 1)
         scenario = apply_override(scenario, key.strip(), value.strip())
+    return scenario
+
+
+def with_traffic(scenario: Scenario, path: str | None) -> Scenario:
+    """`scenario` running the traffic matrix of the file at `path` (``--traffic``: CSV
+    ``src,dst,bytes[,start_s]`` or an htsim ``.cm``) as its workload; unchanged without."""
+    if not path:
+        return scenario
+    flows = import_traffic(path)
+    scenario.workload.kind = "traffic"
+    scenario.workload.matrix = [
+        TrafficFlow(f.src, f.dst, float(f.size_bytes), f.start_s) for f in flows
+    ]
+    print(f"note: {len(flows):,} flows of {path} run as the workload", file=sys.stderr)
     return scenario
 
 

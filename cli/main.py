@@ -1,8 +1,8 @@
 """The argument parser of every headless sub-command, and the entry that runs one.
 
 ``fabriclab presets``, ``validate``, ``evaluate``, ``cost``, ``sweep``, ``compare``,
-``train``, ``collective``, ``transport``, ``library``, and ``import-nccl-tests``,
-``measurements`` and ``calibrate`` for measured runs. A broken scenario prints every problem (element,
+``train``, ``collective``, ``transport``, ``library``, ``export`` and ``import`` for open
+formats, and ``import-nccl-tests``, ``measurements`` and ``calibrate`` for measured runs. A broken scenario prints every problem (element,
 field, what to do) and exits 2; a bad command line exits 2 as well; nothing prints a
 traceback at the user.
 """
@@ -17,6 +17,7 @@ from cli import commands as cmd
 from cli.calibrate_command import add_calibrate_options, run_calibrate
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
+from cli.formats_command import add_format_commands
 from cli.inputs import parse_size
 from engine.analysis import (
     METRICS,
@@ -144,6 +145,15 @@ def _transport_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _traffic_option(p: argparse.ArgumentParser) -> None:
+    """``--traffic FILE``: a traffic matrix run as the workload (evaluate, transport)."""
+    p.add_argument(
+        "--traffic",
+        metavar="FILE",
+        help="run a traffic matrix instead: CSV src,dst,bytes[,start_s] or an htsim .cm",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of all headless sub-commands."""
     parser = argparse.ArgumentParser(
@@ -169,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.run_evaluate,
         "topology, permutation test, collective and training step",
     )
+    _traffic_option(p)
     p.add_argument(
         "--parts",
         default="permutation,collective,training",
@@ -247,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         "queues, pauses, marks and rates of one traffic pattern (credits, PFC, ECN, DCQCN)",
     )
     _transport_options(p)
+    _traffic_option(p)
     p = sub.add_parser(
         "library", help="the scenario library: list, search, show, versions, export, import"
     )
@@ -269,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
         json_help="print the fit as JSON",
     )
     add_calibrate_options(p)
+    add_format_commands(sub, _command)
     return parser
 
 

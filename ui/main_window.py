@@ -33,6 +33,7 @@ from engine.model.scenario import Scenario
 from ui.about import AboutDialog
 from ui.canvas.view import FabricCanvas
 from ui.document.document import ScenarioDocument
+from ui.formats import FormatActions
 from ui.icons import set_action_icons
 from ui.inspector import Inspector
 from ui.library.host import SessionHost
@@ -62,7 +63,7 @@ def summary_html(scenario: Scenario) -> str:
     )
 
 
-class MainWindow(ScenarioMenu, WindowMenus, QMainWindow):
+class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
     """FabricLab's top-level window, opened on `scenario` (default: the default preset).
 
     `settings` (the app passes `app_settings()`) restores the window geometry and state at
@@ -483,6 +484,7 @@ class MainWindow(ScenarioMenu, WindowMenus, QMainWindow):
         if self.library_session is not None:
             self.library_session.shutdown()
         self.worker.shutdown()
+        self.shutdown_file_jobs()
         self.results.shutdown()
         self.sweep_panel.shutdown()
         self.congestion_tab.shutdown()

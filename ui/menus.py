@@ -30,7 +30,8 @@ class WindowMenus:
 
     The window provides `document`, `canvas`, `worker`, `store` (its `SettingsStore`) and
     the handlers the actions call (`evaluate_now`, `open_file`, `open_path`,
-    `save_file_as`, `new_from_template`, `set_theme`, `show_about`).
+    `save_file_as`, `new_from_template`, `set_theme`, `show_about`, and `export_fabric`,
+    `import_topology_file` and `import_traffic_file` of `ui.formats`).
     """
 
     store: SettingsStore
@@ -72,6 +73,14 @@ class WindowMenus:
         self.save_as_action = QAction("Save &As…", self)
         self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
         self.save_as_action.triggered.connect(self.save_file_as)
+        self.export_fabric_action = QAction("E&xport fabric…", self)
+        self.export_fabric_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_fabric_action.triggered.connect(self.export_fabric)
+        self.import_topology_action = QAction("&Import topology…", self)
+        self.import_topology_action.setShortcut(QKeySequence("Ctrl+I"))
+        self.import_topology_action.triggered.connect(self.import_topology_file)
+        self.import_traffic_action = QAction("Import traffic &matrix…", self)
+        self.import_traffic_action.triggered.connect(self.import_traffic_file)
         self.template_action = QAction("New from &template…", self)
         self.template_action.setShortcut(QKeySequence("Ctrl+N"))
         self.template_action.triggered.connect(self.new_from_template)
@@ -97,6 +106,10 @@ class WindowMenus:
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.setObjectName("recentMenu")
         file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addActions(
+            [self.import_topology_action, self.import_traffic_action, self.export_fabric_action]
+        )
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = menu.addMenu("&Edit")
@@ -143,6 +156,8 @@ class WindowMenus:
             self.open_action,
             self.save_as_action,
             self.template_action,
+            self.import_topology_action,
+            self.export_fabric_action,
             self.undo_action,
             self.redo_action,
             self.fit_action,

@@ -15,6 +15,17 @@ from engine.analysis.comparison import compare, convert_technology
 from engine.analysis.connect import default_bundle
 from engine.analysis.decision import DECIDING_BYTES, busbw_at, decision_row, decision_table
 from engine.analysis.evaluation import evaluate, training_summary
+from engine.analysis.formats import (
+    EXPORT_FORMATS,
+    EXPORT_SUFFIXES,
+    TOPOLOGY_SUFFIXES,
+    TRAFFIC_SUFFIXES,
+    Flow,
+    export_fabric,
+    export_preview,
+    import_topology,
+    import_traffic,
+)
 from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
@@ -91,6 +102,8 @@ __all__ = [
     "DECIDING_BYTES",
     "DEFAULT_PRESET",
     "DEFAULT_SIZES",
+    "EXPORT_FORMATS",
+    "EXPORT_SUFFIXES",
     "LATENCIES_NS",
     "METRICS",
     "NCCL_TESTS_OPS",
@@ -99,6 +112,8 @@ __all__ = [
     "PRESETS",
     "ROW_KEYS",
     "TEMPLATES",
+    "TOPOLOGY_SUFFIXES",
+    "TRAFFIC_SUFFIXES",
     "TRANSPORT_KINDS",
     "AppReport",
     "BomRow",
@@ -114,6 +129,7 @@ __all__ = [
     "DecisionRow",
     "DecisionTable",
     "EvaluationResult",
+    "Flow",
     "FlowSeries",
     "HotLink",
     "Measurement",
@@ -157,10 +173,14 @@ __all__ = [
     "default_bundle",
     "default_executor",
     "evaluate",
+    "export_fabric",
+    "export_preview",
     "fabric_size",
     "generate",
     "html_report",
     "import_nccl_tests",
+    "import_topology",
+    "import_traffic",
     "latency_reach",
     "latency_rows",
     "load_from_library",

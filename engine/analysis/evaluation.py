@@ -28,7 +28,7 @@ from engine.analysis.results import (
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.stage_rates import route_rates
 from engine.flows.solver import link_loads
-from engine.flows.traffic import permutation
+from engine.flows.traffic import permutation, traffic_matrix
 from engine.flows.utilization import (
     hottest_links,
     summary_stats,
@@ -85,15 +85,21 @@ def permutation_test(
     progress: Progress | None = None,
     catalog: Catalog | None = None,
 ) -> dict[str, Any]:
-    """Throughput of every flow of a random permutation, as a fraction of its NIC's line
-    rate: under max-min fair rates (the ideal) and through the transport mechanisms."""
+    """Throughput of every flow of a random permutation (or, for a ``traffic`` workload, of
+    its matrix's flows between servers), as a fraction of its NIC's line rate: under
+    max-min fair rates (the ideal) and through the transport mechanisms."""
     s = fabric.scenario
     router = router or Router(fabric)
-    src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
+    nbytes: np.ndarray | float = s.workload.message_bytes
+    if s.workload.kind == "traffic":
+        src, dst, nbytes, _ = traffic_matrix(fabric)
+    else:
+        src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
     cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
     src, dst = src[cross], dst[cross]
+    nbytes = nbytes[cross] if isinstance(nbytes, np.ndarray) else nbytes
     t0 = time.perf_counter()
-    routed = router.route(src, dst, s.routing, connection_bytes=s.workload.message_bytes)
+    routed = router.route(src, dst, s.routing, connection_bytes=nbytes)
     t_route = time.perf_counter() - t0
     checkpoint(progress, 0.7, "max-min rates")
     t0 = time.perf_counter()

@@ -18,12 +18,12 @@ import numpy as np
 from engine.analysis.results import TransportWorkload
 from engine.collectives.placement import placement
 from engine.collectives.schedules import ALGORITHMS, OPS, build_schedule, layout
-from engine.flows.traffic import permutation
+from engine.flows.traffic import permutation, traffic_matrix
 from engine.model.errors import Problem, ScenarioError
 from engine.routing.router import RoutedFlows, Router
 from engine.topology.expand import Fabric
 
-KINDS = ("incast", "permutation", "all-to-all", "collective")
+KINDS = ("incast", "permutation", "all-to-all", "collective", "traffic")
 MAX_CLASSES = 20_000  # distinct paths the model runs in seconds (as engine.collectives)
 MAX_PAIRS = 1_000_000  # all-to-all connections routed before the class count is known
 
@@ -89,7 +89,30 @@ def demand(fabric: Fabric, w: TransportWorkload) -> Demand:
         return Demand(src[cross], dst[cross], np.full(int(cross.sum()), w.bytes_per_flow))
     if w.kind == "all-to-all":
         return _all_to_all(fabric, w)
+    if w.kind == "traffic":
+        return _traffic(fabric)
     return _collective(fabric, w)
+
+
+def _traffic(fabric: Fabric) -> Demand:
+    """The flows of the scenario's traffic matrix between servers, each with its own bytes
+    (start times are not modelled: every flow starts at once)."""
+    if not fabric.scenario.workload.matrix:
+        raise refuse(
+            "a traffic study needs the scenario's traffic matrix (workload.matrix; on the "
+            "command line --traffic FILE)",
+            "kind",
+        )
+    src, dst, nbytes, start = traffic_matrix(fabric)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    demand = Demand(src[cross], dst[cross], nbytes[cross])
+    if not cross.all():
+        demand.notes.append(f"{int((~cross).sum())} flows inside servers (NVLink) left out")
+    if np.any(start > 0):
+        demand.notes.append("start times are not modelled: every flow starts at 0")
+    if not cross.any():
+        raise refuse("every flow of the traffic matrix stays inside one server", "kind")
+    return demand
 
 
 def _incast(fabric: Fabric, w: TransportWorkload) -> Demand:

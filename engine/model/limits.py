@@ -66,6 +66,10 @@ LIMITS: dict[tuple[str, str], Limit] = {
     ("Workload", "message_bytes"): Limit(2**60, "bytes per message (one exbibyte)"),
     ("Workload", "ranks"): Limit(2**31, "ranks"),
     ("Workload", "placement"): Limit(2**31, "for a GPU index"),
+    ("TrafficFlow", "src"): Limit(2**31, "for a GPU index"),
+    ("TrafficFlow", "dst"): Limit(2**31, "for a GPU index"),
+    ("TrafficFlow", "bytes"): Limit(2**60, "bytes per flow (one exbibyte)"),
+    ("TrafficFlow", "start_s"): Limit(1e6, "seconds of start time"),
     ("SwitchFailure", "index"): Limit(2**31, "for a switch index"),
     ("LinkFailure", "links_down"): Limit(2**40, "cables"),
 }

@@ -22,6 +22,7 @@ from typing import Any
 
 from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
+from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
 FORMAT_VERSION = 2
@@ -31,7 +32,7 @@ TIERS = ("server", "leaf", "spine", "core")
 PATTERNS = ("rail", "full", "one-to-one", "striped")
 TECHNOLOGIES = ("infiniband", "roce")
 ROUTING_MODES = ("ecmp", "adaptive", "spray")
-WORKLOAD_KINDS = ("permutation", "collective", "training")
+WORKLOAD_KINDS = ("permutation", "collective", "training", "traffic")
 LOSS_RECOVERY = ("link-retransmit", "go-back-n", "selective-repeat")
 
 
@@ -192,7 +193,7 @@ class Workload:
     ``permutation``: every GPU sends to one GPU on another server. The collective fields
     (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs, `placement`: GPU ids in rank
     order, empty for servers in order) drive the collective benchmark;
-    `training` the training-step model.
+    `training` the training-step model; ``traffic`` runs the flows of `matrix`.
     """
 
     kind: str = "permutation"
@@ -204,6 +205,7 @@ class Workload:
     ranks: int = 0
     placement: list[int] = field(default_factory=list)
     training: TrainingJob = field(default_factory=TrainingJob)
+    matrix: list[TrafficFlow] = field(default_factory=list)
 
 
 @dataclass

@@ -3,8 +3,7 @@
 These are the mistakes a person makes while editing: an unknown model, a zero count, a bundle
 to a group that does not exist, a port speed the device does not support, a wiring pattern
 that cannot divide the groups it joins. Each is a `Problem` naming the element and field.
-Checks that need the expanded arrays (ports per switch, reachability) live in
-`engine.topology.expand`.
+Checks needing the expanded arrays (ports per switch, reachability) are in `engine.topology.expand`.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from engine.model.scenario import (
     Scenario,
     TrainingJob,
 )
+from engine.model.traffic import check_traffic
 from engine.model.transport_checks import check_transport
 
 MAX_SEED = 2**63 - 1  # seeds feed 64-bit hashes and numpy's random generator
@@ -491,8 +491,8 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_settings(scenario, groups)
     problems += _check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
-    problems += check_transport(scenario, catalog)
-    problems += check_calibration(scenario)
+    problems += check_transport(scenario, catalog) + check_calibration(scenario)
+    problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")

@@ -173,6 +173,16 @@ class _Builder:
         return b.length_m * per_m * 1e-9
 
 
+def hop_latencies(
+    scenario: Scenario, catalog: Catalog
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The parts of the link latencies `expand` sums, for formats that keep them apart:
+    each switch group's forwarding latency and each bundle's propagation delay, in s."""
+    builder = _Builder(scenario, catalog)
+    switches = {g.id: builder.switch_latency_s(g) for g in scenario.groups if g.kind == "switch"}
+    return switches, {b.id: builder.propagation_s(b) for b in scenario.bundles}
+
+
 def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     """The flat `Fabric` of a scenario; `ScenarioError` lists every problem found."""
     cat = catalog or default_catalog()

@@ -23,7 +23,11 @@ from PySide6.QtWidgets import (
 
 from engine.analysis import COLLECTIVE_ALGORITHMS, OPS, TRANSPORT_KINDS, TransportWorkload
 
-KIND_TITLES = {"incast": "incast (N:1)", "collective": "collective (first stage)"}
+KIND_TITLES = {
+    "incast": "incast (N:1)",
+    "collective": "collective (first stage)",
+    "traffic": "traffic matrix (the scenario's)",
+}
 KINDS = {kind: KIND_TITLES.get(kind, kind) for kind in TRANSPORT_KINDS}
 MIB = float(2**20)
 MAX_SENDERS = 65_536
