@@ -23,3 +23,14 @@ def test_tp_of_24_stays_on_nvlink_in_an_nvl72_rack_but_not_across_hgx_servers():
     # the same all-reduces: NVLink 5 inside the rack; between HGX servers each ring hop
     # leaves through a 400G NIC and pays the network's latency per step
     assert rack["comm_s"]["tp"]["raw_s"] < 0.5 * hgx["comm_s"]["tp"]["raw_s"]
+
+
+def test_800g_connectx8_servers_move_tp_across_servers_faster_than_400g():
+    cat = default_catalog()
+
+    def tp_comm(server: str) -> float:
+        fabric = expand(gen.rail_optimized(64, server, "sn5600", catalog=cat), cat)
+        job = TrainingJob(model="llama3-70b", tp=16, pp=1, cp=1)
+        return train_step(fabric, job, cat)["comm_s"]["tp"]["raw_s"]
+
+    assert tp_comm("hgx-b300") < 0.75 * tp_comm("dgx-b200")
