@@ -100,3 +100,14 @@ def test_typing_a_tp_across_servers_in_the_workload_dock_warns_in_the_tab(qtbot,
         qtbot.keyClick(spin, Qt.Key.Key_Return)
     assert win.document.scenario.workload.training.tp == 16
     assert any("spans 2 servers" in n for n in win.last_report.training.notes)
+
+
+def test_the_experts_load_and_sequence_parallelism_are_edits_of_the_job(qtbot, win):
+    controls = bar(win)
+    box = controls.moe_spins["expert_imbalance"]
+    assert box.text() == "even"
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        box.setValue(2.0)
+    assert win.document.scenario.workload.training.overrides["expert_imbalance"] == 2.0
+    choose(qtbot, win, controls.choice_combos["sequence_parallel"], "off")
+    assert win.last_report.training.layout["sequence_parallel"] is False

@@ -1,9 +1,9 @@
-"""The Training tab's bar of step-model knobs: schedule, recomputation, kernels, precision.
+"""The Training tab's bar of step-model knobs: schedule, recomputation, kernels, precision, MoE.
 
 The job's model and parallel layout are edited in the Workload dock (ui.workload_panel); this
 bar holds what the step model adds on top of the layout: the pipeline schedule (1F1B,
-interleaved by virtual stages, ZB-H1), activation recomputation, the attention kernel and the
-matmul precision. They are ``workload.training.overrides`` knobs: the bar shows them and
+interleaved by virtual stages, ZB-H1), activation recomputation, the attention kernel,
+sequence parallelism, the matmul precision and the experts' load (capacity factor, imbalance). They are ``workload.training.overrides`` knobs: the bar shows them and
 edits them through the document's undoable `SetFieldCommand` (`ScenarioDocument.set_field`),
 so the window re-evaluates as after any other edit and Ctrl+Z undoes it. What the engine
 refuses about the job shows beside the bar, from the document's `problemsChanged`. The bar
@@ -12,7 +12,14 @@ computes nothing.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
 
 from engine.model.errors import Problem
 from engine.model.scenario import TrainingJob
@@ -42,13 +49,43 @@ CHOICES = (
         [(1.0, "fused"), (0.0, "unfused")],
     ),
     (
+        "sequence_parallel",
+        "SP",
+        "sequence parallelism with TP (all-gather + reduce-scatter instead of all-reduce)",
+        [(-1.0, PRESET), (0.0, "off"), (1.0, "on")],
+    ),
+    (
         "fp8",
         "Matmuls",
         "precision of the linear layers' matmuls: BF16, or FP8 at the GPU's FP8 ceiling",
         [(0.0, "BF16"), (1.0, "FP8")],
     ),
 )
-KNOB_DEFAULTS = {"schedule": 0.0, "recompute": 0.0, "flash_attention": 1.0, "fp8": 0.0}
+KNOB_DEFAULTS = {
+    "schedule": 0.0,
+    "recompute": 0.0,
+    "flash_attention": 1.0,
+    "sequence_parallel": -1.0,
+    "fp8": 0.0,
+}
+# Mixture-of-experts load knobs: (knob, label, tooltip, minimum, special text at the minimum).
+MOE_KNOBS = (
+    (
+        "capacity_factor",
+        "Capacity",
+        "MoE: each expert's buffer over the mean load (padding); dropless routes every token",
+        0.0,
+        "dropless",
+    ),
+    (
+        "expert_imbalance",
+        "Imbalance",
+        "MoE: the busiest expert's tokens over the mean when routing is dropless",
+        1.0,
+        "even",
+    ),
+)
+MOE_DEFAULTS = {"capacity_factor": 0.0, "expert_imbalance": 1.0}
 
 
 class TrainingControls(QWidget):
@@ -83,7 +120,22 @@ class TrainingControls(QWidget):
         last = 2 * len(CHOICES)
         grid.addWidget(QLabel("Virtual stages"), 0, last)
         grid.addWidget(self.virtual_spin, 0, last + 1)
-        layout_hint = QLabel("model and layout: Workload dock")
+        self.moe_spins: dict[str, QDoubleSpinBox] = {}
+        for k, (knob, label, tip, minimum, special) in enumerate(MOE_KNOBS):
+            box = QDoubleSpinBox()
+            box.setObjectName(f"training_{knob}_spin")
+            box.setToolTip(tip)
+            box.setRange(minimum, 64.0)
+            box.setSingleStep(0.25)
+            box.setDecimals(2)
+            box.setSpecialValueText(special)
+            box.setKeyboardTracking(False)
+            box.valueChanged.connect(lambda v, n=knob: self._set(f"{WHERE}.overrides.{n}", repr(v)))
+            grid.addWidget(QLabel(label), 0, last + 2 + 2 * k)
+            grid.addWidget(box, 0, last + 3 + 2 * k)
+            self.moe_spins[knob] = box
+        last += 2 * len(MOE_KNOBS)
+        layout_hint = QLabel("layout: Workload dock")
         layout_hint.setObjectName("trainingLayoutHint")
         grid.addWidget(layout_hint, 0, last + 2)
         grid.setColumnStretch(last + 3, 1)
@@ -136,6 +188,8 @@ class TrainingControls(QWidget):
         try:
             virtual = job.overrides.get("virtual_stages", -1)
             self.virtual_spin.setValue(max(0, int(virtual)))
+            for knob, box in self.moe_spins.items():
+                box.setValue(float(job.overrides.get(knob, MOE_DEFAULTS[knob])))
             for knob, combo in self.choice_combos.items():
                 value = float(job.overrides.get(knob, KNOB_DEFAULTS[knob]))
                 found = combo.findData(value)
