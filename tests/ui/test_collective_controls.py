@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from engine.analysis import COLLECTIVE_ALGORITHMS, CollectiveRow
 from engine.topology.generators import single_switch
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.results.collective_controls import choice_text, picks_text, size_text
 
 TIMEOUT_MS = 60_000
@@ -20,10 +20,7 @@ TIMEOUT_MS = 60_000
 @pytest.fixture
 def win(qtbot):
     """16 GPUs (two servers) on one SN5600, after its first evaluation."""
-    w = MainWindow(single_switch(16, "dgx-h100", "sn5600"), evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, single_switch(16, "dgx-h100", "sn5600"))
     w.results.tabs.setCurrentWidget(w.results.collective_tab)
     with qtbot.waitSignal(w.worker.finished, timeout=TIMEOUT_MS):
         w.evaluate_now()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QDockWidget, QFileDialog
 
 from engine.analysis import evaluation as evaluate_module
 from engine.model.errors import Problem, ScenarioError
+from tests.ui.windows import shown_window
 from ui.main_window import MainWindow
 from ui.settings import app_settings
 from ui.templates import TemplateDialog
@@ -23,10 +24,7 @@ pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False, settings=app_settings())
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, settings=app_settings())
     return w
 
 

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from engine.analysis import generate
+from tests.ui.windows import shown_window
 from ui.formats import EXPORT_FILTERS
-from ui.main_window import MainWindow
 from ui.settings import app_settings
 
 pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
@@ -21,10 +21,7 @@ TIMEOUT_MS = 60_000
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False, settings=app_settings())
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, settings=app_settings())
     return w
 
 

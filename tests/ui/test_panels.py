@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.problems import problem_text
 
 TIMEOUT_MS = 60_000
@@ -14,10 +14,7 @@ TIMEOUT_MS = 60_000
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     yield w
     w.sweep_panel.shutdown()
     w.worker.shutdown()

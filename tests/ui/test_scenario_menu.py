@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.analysis import load_preset
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.results.compare_view import BETTER_MARK
 from ui.results.tables import table_header, table_rows
 from ui.settings import app_settings
@@ -20,10 +20,7 @@ pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 
 def open_window(qtbot, scenario=None):
-    w = MainWindow(scenario, evaluate_on_start=False, settings=app_settings())
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, scenario, settings=app_settings())
     return w
 
 

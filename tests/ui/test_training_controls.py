@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.topology.generators import rail_optimized
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 
 TIMEOUT_MS = 60_000
 
@@ -20,10 +20,7 @@ def win(qtbot):
     scenario = rail_optimized(64, "dgx-h100", "qm9700")
     scenario.workload.training.model = "llama3-70b"
     scenario.workload.training.pp = 4
-    w = MainWindow(scenario, evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, scenario)
     w.results.tabs.setCurrentWidget(w.results.training_tab)
     with qtbot.waitSignal(w.worker.finished, timeout=TIMEOUT_MS):
         w.evaluate_now()

@@ -7,15 +7,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.topology.generators import single_switch
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(single_switch(16, "dgx-h100", "sn5600"), evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, single_switch(16, "dgx-h100", "sn5600"))
     yield w
     w.congestion_tab.shutdown()
     w.sweep_panel.shutdown()

@@ -9,16 +9,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from engine.analysis import parse_bytes
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.workload_panel import bytes_text
 
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     yield w
     w.close()  # waits for a run an edit started, before the next test
 

@@ -8,15 +8,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QDockWidget
 
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     w.canvas.fit()
     QApplication.processEvents()
     yield w

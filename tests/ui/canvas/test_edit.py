@@ -12,10 +12,10 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from engine.model.scenario import DeviceGroup, LinkBundle, from_json
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset
+from tests.ui.windows import shown_window
 from ui.canvas.gestures import DEVICE_MIME
 from ui.canvas.heat import utilization_color
 from ui.document.document import ScenarioDocument
-from ui.main_window import MainWindow
 
 TIMEOUT_MS = 60_000
 
@@ -28,10 +28,7 @@ def doc(qtbot, catalog):
 @pytest.fixture
 def win(qtbot):
     """The main window on the default preset, not evaluated (edits still debounce a run)."""
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     w.canvas.fit()
     return w
 

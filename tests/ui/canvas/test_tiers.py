@@ -8,16 +8,13 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.ui.canvas.test_edit import drag, dropped, node_point
+from tests.ui.windows import shown_window
 from ui.canvas.layout import tier_at, tier_y
-from ui.main_window import MainWindow
 
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     w.canvas.fit()
     QApplication.processEvents()
     yield w

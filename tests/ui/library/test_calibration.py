@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from engine.model.scenario import Calibration
 from engine.topology.generators import single_switch
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.settings import app_settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl_tests"
@@ -24,10 +24,7 @@ def win(qtbot, library):
     scenario = single_switch(16, "dgx-h100", "sn5600")
     scenario.metadata.name = "two-servers"
     library.save(scenario)
-    w = MainWindow(scenario, settings=app_settings(), library=library, evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, scenario, settings=app_settings(), library=library)
     yield w
     w.library_session.calibration.shutdown()
     w.results.shutdown()

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.analysis import DEFAULT_PRESET
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.results.tables import table_header, table_rows
 from ui.settings import app_settings
 
@@ -18,10 +18,7 @@ pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 @pytest.fixture
 def win(qtbot, library):
-    w = MainWindow(settings=app_settings(), library=library, evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, settings=app_settings(), library=library)
     yield w
     w.close()  # while the library is still open
 

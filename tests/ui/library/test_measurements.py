@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QComboBox, QDialogButtonBox, QFileDialog, QInputDi
 
 from engine.analysis import DEFAULT_PRESET, measurement_run
 from engine.topology.generators import single_switch
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.settings import app_settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nccl_tests"
@@ -25,10 +25,7 @@ pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 @pytest.fixture
 def win(qtbot, library):
-    w = MainWindow(settings=app_settings(), library=library, evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, settings=app_settings(), library=library)
     yield w
     w.close()  # while the library is still open (the session writes on close)
 
@@ -113,10 +110,7 @@ def test_a_stored_run_is_drawn_beside_the_model_on_the_collective_plots(
     scenario = single_switch(16, "dgx-h100", "sn5600")
     scenario.metadata.name = "two-servers"
     library.save(scenario)
-    w = MainWindow(scenario, settings=app_settings(), library=library, evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, scenario, settings=app_settings(), library=library)
     try:
         with qtbot.waitSignal(w.worker.finished, timeout=60_000):
             w.evaluate_now()

@@ -11,17 +11,14 @@ from PySide6.QtCore import Qt
 import ui.results.congestion_tab as congestion_module
 from engine.analysis import TransportStudy
 from engine.topology.generators import single_switch
+from tests.ui.windows import shown_window
 from ui.canvas.heat import CongestionShares, bundle_congestion, mark_color, pause_color
-from ui.main_window import MainWindow
 
 TIMEOUT_MS = 60_000
 
 
 def window(qtbot, gpus):
-    w = MainWindow(single_switch(gpus, "dgx-h100", "sn5600"), evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, single_switch(gpus, "dgx-h100", "sn5600"))
     w.results.tabs.setCurrentWidget(w.congestion_tab)
     return w
 

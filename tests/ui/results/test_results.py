@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from engine.analysis import LATENCIES_NS
 from engine.topology.expand import expand
 from engine.training.step import latency_sweep
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.results.pins import PIN_PEN_STYLE
 from ui.settings import app_settings
 
@@ -29,10 +29,7 @@ pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 @pytest.fixture
 def win(qtbot):
     """The main window on the default preset, after its first evaluation."""
-    w = MainWindow(evaluate_on_start=False, settings=app_settings())
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot, settings=app_settings())
     with qtbot.waitSignal(w.worker.finished, timeout=TIMEOUT_MS):
         w.evaluate_now()
     yield w

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.analysis import SweepPoint
-from ui.main_window import MainWindow
+from tests.ui.windows import shown_window
 from ui.results.plot_axes import axis_title
 
 TIMEOUT_MS = 60_000
@@ -19,10 +19,7 @@ sweep_module = importlib.import_module("engine.analysis.sweeps")
 
 @pytest.fixture
 def win(qtbot):
-    w = MainWindow(evaluate_on_start=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
+    w = shown_window(qtbot)
     yield w
     w.sweep_panel.shutdown()
     w.worker.shutdown()
