@@ -25,6 +25,7 @@ from engine.analysis import COLLECTIVE_ALGORITHMS, CollectiveRow
 from engine.model.errors import Problem
 from engine.model.scenario import Workload
 from ui.document.document import ScenarioDocument
+from ui.document.follow import follow
 from ui.results.result_tab import ERROR_STYLE
 
 AUTO = "auto"
@@ -167,12 +168,8 @@ class CollectiveControls(QWidget):
         """Show and edit `document`'s workload from now on (attaching it again is a no-op)."""
         if document is self.document:
             return
-        if self.document is not None:
-            self.document.changed.disconnect(self.sync)
-            self.document.problemsChanged.disconnect(self.show_problems)
+        follow(self.document, document, self.sync, self.show_problems)
         self.document = document
-        document.changed.connect(self.sync)
-        document.problemsChanged.connect(self.show_problems)
         self._shown = None
         self.sync()
         self.show_problems(document.problems)

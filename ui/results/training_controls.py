@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from engine.model.errors import Problem
 from engine.model.scenario import TrainingJob
 from ui.document.document import ScenarioDocument
+from ui.document.follow import follow
 from ui.results.result_tab import ERROR_STYLE
 
 WHERE = "workload.training"
@@ -169,12 +170,8 @@ class TrainingControls(QWidget):
         """Show and edit `document`'s training job from now on."""
         if document is self.document:
             return
-        if self.document is not None:
-            self.document.changed.disconnect(self.sync)
-            self.document.problemsChanged.disconnect(self.show_problems)
+        follow(self.document, document, self.sync, self.show_problems)
         self.document = document
-        document.changed.connect(self.sync)
-        document.problemsChanged.connect(self.show_problems)
         self.sync()
         self.show_problems(document.problems)
         self.setVisible(True)
