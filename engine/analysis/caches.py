@@ -3,7 +3,9 @@
 An evaluation runs in stages, and the expensive ones keep their results keyed by a hash of
 exactly the inputs they read: routing tables, routes and path latencies
 (`engine.routing.route_cache`: the fabric's graph, the routing policy and the demand; the
-link latencies only for the path sums), each collective stage's max-min timing
+link latencies only for the path sums), each collective's schedule
+(`engine.collectives.timing`: the op, algorithm, ranks and servers), each collective stage's
+max-min timing
 (`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict of each
 collective stage (`engine.collectives.stage_transport`: the kernel's tables and the
 transport settings) and the permutation's steady state
@@ -17,6 +19,7 @@ from __future__ import annotations
 from engine.analysis.permutation_transport import STEADY_STATES
 from engine.collectives.stage_rates import STAGE_RATES
 from engine.collectives.stage_transport import VERDICTS
+from engine.collectives.work_cache import NETWORK_FLOWS, SCHEDULES
 from engine.routing import route_cache
 from engine.runtime.lru import ByteLRU
 
@@ -24,6 +27,9 @@ CACHES: dict[str, ByteLRU] = {
     "routes": route_cache.ROUTES,
     "routing tables": route_cache.TABLES,
     "path latencies": route_cache.LATENCIES,
+    "flow bytes": route_cache.FLOW_BYTES,
+    "schedules": SCHEDULES,
+    "network flows": NETWORK_FLOWS,
     "stage rates": STAGE_RATES,
     "transport": VERDICTS,
     "steady states": STEADY_STATES,

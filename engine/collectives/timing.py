@@ -23,7 +23,6 @@ delay per step. The result type lives in `engine.collectives.result`, rank place
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import replace
 from typing import Any
@@ -50,6 +49,7 @@ from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
 from engine.collectives.stage_transport import stage_transport, transport_summary
 from engine.collectives.technology import PROTOCOLS, technology
+from engine.collectives.work_cache import SCHEDULES, network_flows, unit_shares
 from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.errors import Problem, ScenarioError
 from engine.routing.route_cache import array_digest
@@ -177,7 +177,9 @@ class CollectiveEngine:
         if uniform and stage.share[0] != 1.0:
             # Time scales with the bytes when every flow carries the same share: route the
             # pattern once at share 1 and scale (halving steps differ only in their shares).
-            unit = self.profile(replace(stage, share=np.ones_like(stage.share)), ranks, progress)
+            unit = self.profile(
+                replace(stage, share=unit_shares(stage.share.shape[0])), ranks, progress
+            )
             k = float(stage.share[0])
             return StageProfile(
                 unit.seconds_per_byte * k,
@@ -189,10 +191,7 @@ class CollectiveEngine:
                 unit.transport,
                 unit.transport_scale * k,
             )
-        digest = hashlib.sha1()
-        for array in (stage.src, stage.dst, stage.share):
-            digest.update(np.ascontiguousarray(array).tobytes())
-        key = digest.hexdigest()
+        key = array_digest(stage.src, stage.dst, stage.share)
         cached = self._profiles.get(key)
         if cached is not None:
             return cached
@@ -210,12 +209,12 @@ class CollectiveEngine:
             )
         poll(progress, stage.name)
         capacity = self.capacity
-        network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
-        sizes = routed.flow_bytes.copy()
-        network_flow = np.add.reduceat(network_entry.astype(np.int64), routed.flow_ptr[:-1]) > 0
+        sizes = routed.flow_bytes  # read-only, shared: the lossy branches make new arrays
+        network_flow = network_flows(fab, routed)
         loss_log, loss_rtt = 0.0, 0.0
         p = self.tech.packet_loss_rate
         if p > 0 and np.any(network_flow):
+            network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
             hops = np.add.reduceat(network_entry * routed.entry_weight, routed.flow_ptr[:-1])
             flow_loss = 1 - (1 - p) ** hops  # per packet, end to end
             rtt = 2 * routed.latency
@@ -223,9 +222,9 @@ class CollectiveEngine:
                 window = np.maximum(
                     1.0, fab.gpu_line_rate[routed.src_gpu] * rtt / self.tech.mtu_bytes
                 )
-                sizes *= 1 + flow_loss * window  # every loss resends the window in flight
+                sizes = sizes * (1 + flow_loss * window)  # every loss resends the window in flight
             elif self.tech.loss_recovery == "selective-repeat":
-                sizes *= 1 + flow_loss
+                sizes = sizes * (1 + flow_loss)
             if self.tech.loss_recovery != "link-retransmit":
                 # A step waits for its slowest flow: one round trip more when any flow lost a packet.
                 packets_per_byte = routed.flow_bytes[network_flow] / self.tech.mtu_bytes
@@ -258,7 +257,6 @@ class CollectiveEngine:
         cut off (its leaf failed, say) `auto` leaves it out and the others route around the
         failure through NVLink (PXN) instead of the whole collective being refused.
         """
-        lay = layout(ranks, self.fabric.gpu_server)
         every_nic_up = bool(np.all(self.fabric.gpu_line_rate[ranks] > 0))
         names = []
         for algo in ALGORITHMS[op]:
@@ -269,14 +267,36 @@ class CollectiveEngine:
             if algo in ("nvls", "nvlstree") and self.tech.nvls_efficiency <= 0:
                 continue  # NVLink SHARP needs Hopper's NVSwitch or later
             try:
-                build_schedule(op, algo, lay)
+                self._schedule(op, algo, [ranks])  # kept: the run that follows reuses it
             except ScenarioError:
                 continue
             names.append(algo)
         return names
 
     def _schedule(self, op: str, algo: str, groups: list[np.ndarray]) -> list[Stage]:
-        """The stages of `algo` for every group, merged stage by stage into one schedule."""
+        """The stages of `algo` for every group, merged stage by stage into one schedule.
+
+        Kept in `SCHEDULES` by what a schedule reads (the op, the algorithm, the groups'
+        ranks, the GPUs' servers and, for the switch-reduced algorithms, the per-byte
+        seconds of NICs or NVLink), with its arrays read-only: a sweep of a timing field
+        builds each schedule once, and the stage arrays hash once (`array_digest`).
+        """
+        extra = [self.nic_seconds_per_byte(r) if algo == "sharp" else 0.0 for r in groups] + [
+            self.nvlink_seconds_per_byte(r) if algo in ("nvls", "nvlstree") else 0.0 for r in groups
+        ]
+        key = f"{op}|{algo}|{array_digest(self.fabric.gpu_server, *groups)}|{extra!r}"
+        kept = SCHEDULES.get(key)
+        if kept is not None:
+            return kept
+        stages = self._build_schedule(op, algo, groups)
+        for stage in stages:
+            for array in (stage.src, stage.dst, stage.share):
+                array.flags.writeable = False
+        SCHEDULES.put(key, stages)
+        return stages
+
+    def _build_schedule(self, op: str, algo: str, groups: list[np.ndarray]) -> list[Stage]:
+        """`_schedule` without the cache."""
         per_group = []
         for ranks in groups:
             lay = layout(ranks, self.fabric.gpu_server)

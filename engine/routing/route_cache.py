@@ -14,6 +14,8 @@ in the process (the app's worker, a sweep, the CLI), and safe to use from thread
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -47,13 +49,55 @@ def routing_digest(fabric: Fabric) -> str:
     return hashlib.sha1(f"{arrays}|{salts}".encode()).hexdigest()
 
 
+# Digests of read-only arrays, by identity: a schedule's stage arrays are hashed as keys
+# again and again (every point of a sweep); a read-only array cannot change under its digest.
+_KNOWN: dict[int, tuple[weakref.ref, str]] = {}
+_KNOWN_LOCK = threading.Lock()
+
+
+def _one_digest(array: np.ndarray) -> str:
+    a = np.ascontiguousarray(array)
+    h = hashlib.sha1(f"{a.dtype}{a.shape}".encode())
+    h.update(memoryview(a).cast("B"))
+    return h.hexdigest()
+
+
+def _forget(key: int) -> None:
+    with _KNOWN_LOCK:
+        _KNOWN.pop(key, None)
+
+
+def _digest_of(array: Any) -> str:
+    """One array's digest, remembered for a read-only contiguous array while it lives."""
+    if not (
+        isinstance(array, np.ndarray)
+        and not array.flags.writeable
+        and array.flags.c_contiguous
+        and array.base is None
+    ):
+        return _one_digest(np.asarray(array))
+    key = id(array)
+    with _KNOWN_LOCK:
+        known = _KNOWN.get(key)
+    if known is not None and known[0]() is array:
+        return known[1]
+    digest = _one_digest(array)
+    with _KNOWN_LOCK:
+        _KNOWN[key] = (weakref.ref(array, lambda _r, k=key: _forget(k)), digest)
+    return digest
+
+
 def array_digest(*arrays: np.ndarray) -> str:
-    """A hash of some arrays' values, shapes and types (a traffic pattern's key)."""
+    """A hash of some arrays' values, shapes and types (a traffic pattern's key).
+
+    A read-only array that owns its data is hashed once in its life: the digest is
+    remembered by identity (a read-only array cannot change under it).
+    """
+    if len(arrays) == 1:
+        return _digest_of(arrays[0])
     h = hashlib.sha1()
     for array in arrays:
-        a = np.ascontiguousarray(array)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(memoryview(a).cast("B"))
+        h.update(_digest_of(array).encode())
     return h.hexdigest()
 
 
@@ -61,6 +105,8 @@ TABLES: ByteLRU[Any] = ByteLRU(TABLES_BYTES)
 ROUTES: ByteLRU[Any] = ByteLRU(ROUTES_BYTES)
 # Path latencies per route and link latencies (a sweep of a timing field sums them once).
 LATENCIES: ByteLRU[np.ndarray] = ByteLRU(128 * 2**20)
+# Bytes per routed flow per route and demand bytes (read-only: their digests are taken once).
+FLOW_BYTES: ByteLRU[np.ndarray] = ByteLRU(128 * 2**20)
 
 
 def clear() -> None:
@@ -68,3 +114,4 @@ def clear() -> None:
     TABLES.clear()
     ROUTES.clear()
     LATENCIES.clear()
+    FLOW_BYTES.clear()

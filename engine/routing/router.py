@@ -29,6 +29,7 @@ from engine.routing.kernels import (
     route_flows,
 )
 from engine.routing.route_cache import (
+    FLOW_BYTES,
     LATENCIES,
     ROUTES,
     TABLES,
@@ -294,7 +295,9 @@ class Router:
         src = np.asarray(src_gpu, dtype=np.int64)
         dst = np.asarray(dst_gpu, dtype=np.int64)
         n_conn = src.shape[0]
-        nbytes = np.broadcast_to(np.asarray(connection_bytes, dtype=np.float64), (n_conn,))
+        nbytes = np.asarray(connection_bytes, dtype=np.float64)
+        if nbytes.shape != (n_conn,):
+            nbytes = np.broadcast_to(nbytes, (n_conn,))
         mode = MODES[policy.mode]
         q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
         demand = (src, dst, nbytes) if mode == MODE_ADAPTIVE else (src, dst)
@@ -328,7 +331,13 @@ class Router:
             )
             latency.flags.writeable = False
             LATENCIES.put(latency_key, latency)
-        return replace(paths, flow_bytes=nbytes[paths.connection] / q, latency=latency)
+        bytes_key = f"{key}|{array_digest(nbytes)}|{q}"
+        flow_bytes = FLOW_BYTES.get(bytes_key)
+        if flow_bytes is None:
+            flow_bytes = nbytes[paths.connection] / q
+            flow_bytes.flags.writeable = False
+            FLOW_BYTES.put(bytes_key, flow_bytes)
+        return replace(paths, flow_bytes=flow_bytes, latency=latency)
 
     def _route(
         self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, policy: RoutingPolicy
