@@ -1,6 +1,6 @@
 """File > New from template…: pick a topology template and its size, generate a scenario.
 
-The generator (`engine.topology.generators.generate`) is cheap and runs on the GUI thread.
+The generator (`engine.topology.templates.generate`, through `engine.analysis`) is cheap and runs on the GUI thread.
 A size the switch radix cannot build is refused with the generator's message, shown in red;
 the dialog stays open so the user can change the size.
 """

@@ -23,8 +23,6 @@ from engine.topology.template_parts import shape as _shape
 from engine.topology.template_parts import split_ports as _split_ports
 from engine.topology.template_parts import technology_of as _technology_of
 
-TEMPLATES = ("single-switch", "leaf-spine", "fat-tree", "rail-optimized", "rail-only")
-
 
 def single_switch(
     gpus: int,
@@ -83,6 +81,22 @@ def _three_tier_pods(
     return None
 
 
+def _buildable_neighbours(
+    leaves: int, step: int, max_leaves: int, pod_shape: tuple[int, int, int, int]
+) -> list[int]:
+    """The nearest leaf counts below and above `leaves` (in steps of `step`, at most
+    `max_leaves`) whose pods `_three_tier_pods` can build: what a refusal suggests."""
+    found = []
+    below = range(leaves - step, 0, -step)
+    above = range(leaves + step, max_leaves + 1, step)
+    for candidates in (below, above):
+        for n in candidates:
+            if _three_tier_pods(n, *pod_shape) is not None:
+                found.append(n)
+                break
+    return found
+
+
 def _clos(
     template: str,
     gpus: int,
@@ -126,11 +140,17 @@ def _clos(
         spines_per_pod = up
         pods = _three_tier_pods(leaves, leaves_per_pod, spines_per_pod, half, s.radix)
         if pods is None:
+            step = s.nics if attach == "rail" else 1  # leaves come per scalable unit of rails
+            sizes = _buildable_neighbours(
+                leaves, step, max_leaves, (leaves_per_pod, spines_per_pod, half, s.radix)
+            )
+            unit = block_servers * gpus_per_server
+            near = " or ".join(f"{(n // step) * unit:,}" for n in sizes)
             raise _refuse(
                 template,
                 f"{leaves} leaves do not fill whole pods of at most {leaves_per_pod} whose "
-                f"core switches divide into {spines_per_pod} planes; use a GPU count that is "
-                f"a multiple of {leaves_per_pod * per_leaf_endpoints // s.nics * gpus_per_server}",
+                f"core switches divide into {spines_per_pod} planes; "
+                + (f"the nearest GPU counts that build are {near}" if near else "no size builds"),
             )
         spines = pods * spines_per_pod
         cores = spines * half // s.radix
@@ -324,17 +344,3 @@ def rail_only(
         groups,
         bundles,
     )
-
-
-def generate(template: str, **params) -> Scenario:
-    """The scenario of a named template (see `TEMPLATES`) with its parameters."""
-    table = {
-        "single-switch": single_switch,
-        "leaf-spine": leaf_spine,
-        "fat-tree": fat_tree,
-        "rail-optimized": rail_optimized,
-        "rail-only": rail_only,
-    }
-    if template not in table:
-        raise _refuse(template, f"unknown template; choose one of {', '.join(TEMPLATES)}")
-    return table[template](**params)

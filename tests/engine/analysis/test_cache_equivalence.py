@@ -23,7 +23,7 @@ from engine.model.scenario import Scenario
 from engine.presets.scenarios import load_preset, preset_names
 from engine.routing.route_cache import routing_digest
 from engine.topology.expand import expand
-from engine.topology.generators import generate
+from engine.topology.templates import generate
 from tests.golden.cases import blank_wall_clock
 
 SIZES = np.array([2.0**20, 2.0**30])
