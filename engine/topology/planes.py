@@ -95,6 +95,7 @@ def multi_plane(
     speed = _plane_speed("multi-plane", server, planes, speed_gbps, cat)
     base = rail_optimized(gpus, server, switch, oversubscription, speed, cat)
     s = _replicate(base, planes)
+    s.routing.flows_per_connection = planes  # NCCL opens a connection's channels on each port
     tiers = len({g.tier for g in s.groups}) - 1
     s.metadata.name = f"multi-plane {gpus} GPUs"
     s.metadata.description = (
@@ -119,6 +120,7 @@ def dual_tor(
     speed = _plane_speed("dual-tor", server, 2, speed_gbps, cat)
     base = leaf_spine(gpus, server, switch, oversubscription, speed, cat)
     s = _replicate(base, 2)
+    s.routing.flows_per_connection = 2  # a connection's flows on both ToRs
     for g in s.groups:
         if g.tier == "leaf":
             g.name = f"ToR {'A' if g.id.startswith('p1-') else 'B'} (plane {g.id[1]})"
