@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.catalog.devices import Catalog, default_catalog
 from engine.model.scenario import Scenario
 from engine.topology.generators import (
     fat_tree,
@@ -36,6 +37,26 @@ TEMPLATES = tuple(_TABLE)
 # Templates whose leaves take an oversubscription, and those built of planes.
 OVERSUBSCRIBED = ("leaf-spine", "fat-tree", "rail-optimized", "multi-plane", "dual-tor", "nvl72")
 PLANED = ("multi-plane",)
+# Templates whose NICs' rate is shared by several links (one per plane or ToR), and how many.
+_LINKS = {"multi-plane": None, "dual-tor": 2}
+
+
+def template_speed(
+    template: str, server: str, planes: int = 2, catalog: Catalog | None = None
+) -> float | None:
+    """The port speed (Gb/s) a template uses by default: the server NIC's rate, shared by
+    the planes (or the ToR pair) where the template splits it; ``None`` for an unknown
+    server. The template dialog preselects it."""
+    cat = catalog or default_catalog()
+    try:
+        srv = cat.get(server, "server")
+    except KeyError:
+        return None
+    rate = float(srv.value("nic_port_gbps"))
+    if template not in _LINKS:
+        return rate
+    links = _LINKS[template] or max(1, planes)
+    return rate / links
 
 
 def generate(template: str, **params: Any) -> Scenario:

@@ -46,7 +46,21 @@ def test_every_preset_evaluates_alike_from_cold_and_warm_caches(preset: str) -> 
     warm = run_evaluation(scenario, catalog)
     assert figures(warm) == figures(cold)
     assert any(note.startswith("routes") for note in warm.reused)
-    assert not any(note.startswith("routes") for note in cold.reused)
+    # A cold run routes what it needs; only a demand one run asks for twice (an NVL72
+    # rack's training collective that is also the probe's) may come from its own cache.
+    hit, total = _routes_reused(warm.reused)
+    assert hit == total > 0
+    cold_hit, cold_total = _routes_reused(cold.reused)
+    assert cold_total in (0, total) and cold_hit <= 1
+
+
+def _routes_reused(reused: tuple[str, ...]) -> tuple[int, int]:
+    """The "routes k of n" note of a report as (k, n); (0, 0) when nothing was reused."""
+    for note in reused:
+        if note.startswith("routes "):
+            k, _, n = note.removeprefix("routes ").partition(" of ")
+            return int(k), int(n)
+    return 0, 0
 
 
 EDITS = {
