@@ -86,18 +86,18 @@ def _roce_128k() -> Scenario:
     )
 
 
-def _b300_xdr_1k() -> Scenario:
+def _b300_xdr_1152() -> Scenario:
     scenario = gen.rail_optimized(1152, "hgx-b300", "q3400")
     for bundle in scenario.bundles:  # the cable picker has no 800G single-port OSFP match
         bundle.cable = "xcvr-800g-osfp-dr8"
     return _named(
         scenario,
-        "b300-ib-xdr-1k",
+        "b300-ib-xdr-1152",
         "144 HGX B300 (1,152 GPUs) with ConnectX-8 at 800G on Quantum-X800 Q3400 (XDR), "
         "rail-optimized non-blocking: 2 scalable units of 72 nodes, 16 leaves and 8 spines as "
         "in NVIDIA's DGX SuperPOD B300 XDR reference architecture; DR8 optics chosen for "
         "every cable; adaptive routing.",
-        ["infiniband", "xdr", "800g", "rail-optimized", "1k"],
+        ["infiniband", "xdr", "800g", "rail-optimized", "1152"],
         "adaptive",
     )
 
@@ -134,7 +134,7 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "rail-only-h100-1k": _rail_only_1k,
     "h100-ib-ndr-16k": _ib_16k,
     "h100-roce-128k": _roce_128k,
-    "b300-ib-xdr-1k": _b300_xdr_1k,
+    "b300-ib-xdr-1152": _b300_xdr_1152,
     "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
     "gb200-nvl72-ib-576": _gb200_nvl72_576,
 }

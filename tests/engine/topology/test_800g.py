@@ -42,7 +42,7 @@ def test_b300_at_800g_expands_and_evaluates(switch, gpus, tiers, catalog):
 
 def test_the_800g_presets_evaluate_and_beat_400g_per_gpu(catalog):
     h100 = evaluate(load_preset("dgx-h100-ib-ndr-1k"), catalog, parts=("collective",))
-    for name in ("b300-ib-xdr-1k", "b300-spectrumx-2plane-1k"):
+    for name in ("b300-ib-xdr-1152", "b300-spectrumx-2plane-1k"):
         result = evaluate(load_preset(name), catalog, parts=PARTS)
         assert result.permutation.throughput_fraction.mean > 0.99
         assert result.cost.capex_usd > 0 and result.training.step_s > 0
