@@ -58,7 +58,7 @@ def nvl72(
         largest = max(fits, default=0) * (gpus // s.servers)
         raise refuse(
             "nvl72",
-            f"{s.servers} racks of {s.nics} NICs do not fit 2 tiers of {switch} ({down} down "
+            f"{s.servers} × {server} ({s.nics} NICs each) do not fit 2 tiers of {switch} ({down} down "
             f"ports a leaf, a spine reaching {s.radix} leaves at {s.speed_gbps:g}G); at most "
             f"{largest:,} GPUs",
         )
