@@ -19,6 +19,7 @@ from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.inputs import parse_size
+from cli.template_command import add_template_command
 from engine.analysis import (
     METRICS,
     OPS,
@@ -282,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_calibrate_options(p)
     add_format_commands(sub, _command)
+    add_template_command(sub)
     return parser
 
 

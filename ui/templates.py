@@ -1,6 +1,6 @@
 """File > New from template…: pick a topology template and its size, generate a scenario.
 
-The generator (`engine.topology.generators.generate`) is cheap and runs on the GUI thread.
+The generator (`engine.topology.templates.generate`, through `engine.analysis`) is cheap and runs on the GUI thread.
 A size the switch radix cannot build is refused with the generator's message, shown in red;
 the dialog stays open so the user can change the size.
 """
@@ -19,16 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import TEMPLATES, generate
+from engine.analysis import OVERSUBSCRIBED, PLANED, TEMPLATES, generate, template_speed
 from engine.catalog.devices import Catalog
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 
-OVERSUBSCRIBED = ("leaf-spine", "fat-tree", "rail-optimized")
-
 
 class TemplateDialog(QDialog):
-    """Template, GPUs, server and switch models, oversubscription and port speed.
+    """Template, GPUs, server and switch models, oversubscription, planes and port speed.
 
     On OK the scenario is generated; `scenario` holds it when the dialog is accepted.
     """
@@ -62,6 +60,11 @@ class TemplateDialog(QDialog):
         self.oversub_spin.setSingleStep(0.5)
         self.oversub_spin.setDecimals(2)
         self.oversub_spin.setValue(1.0)
+        self.planes_spin = QSpinBox()
+        self.planes_spin.setObjectName("planesSpin")
+        self.planes_spin.setRange(2, 8)
+        self.planes_spin.setValue(2)
+        self.planes_spin.setToolTip("Independent planes; each NIC has one link on each")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
         self.error_label = QLabel()
@@ -75,6 +78,7 @@ class TemplateDialog(QDialog):
         form.addRow("Server model", self.server_combo)
         form.addRow("Switch model", self.switch_combo)
         form.addRow("Oversubscription", self.oversub_spin)
+        form.addRow("Planes", self.planes_spin)
         form.addRow("Port speed (Gb/s)", self.speed_combo)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -87,22 +91,28 @@ class TemplateDialog(QDialog):
         layout.addWidget(self.buttons)
 
         self.template_combo.currentTextChanged.connect(self._template_changed)
-        self.switch_combo.currentIndexChanged.connect(self._fill_speeds)
-        self.server_combo.currentIndexChanged.connect(self._fill_speeds)
+        self.switch_combo.currentIndexChanged.connect(lambda _: self._fill_speeds())
+        self.server_combo.currentIndexChanged.connect(lambda _: self._fill_speeds(keep=False))
         for combo in (self.server_combo, self.switch_combo, self.speed_combo):
             combo.currentIndexChanged.connect(self.error_label.clear)
         self.gpus_spin.valueChanged.connect(self.error_label.clear)
         self.oversub_spin.valueChanged.connect(self.error_label.clear)
+        self.planes_spin.valueChanged.connect(self.error_label.clear)
+        self.planes_spin.valueChanged.connect(lambda _: self._fill_speeds(keep=False))
         self._template_changed(self.template_combo.currentText())
         self._fill_speeds()
 
     def _template_changed(self, template: str) -> None:
         self.oversub_spin.setEnabled(template in OVERSUBSCRIBED)
+        self.planes_spin.setEnabled(template in PLANED)
         self.error_label.clear()
+        self._fill_speeds(keep=False)
 
-    def _fill_speeds(self) -> None:
-        """The switch's port speeds; the server NIC's speed preselected when offered."""
-        previous = self.speed_combo.currentData()
+    def _fill_speeds(self, keep: bool = True) -> None:
+        """The switch's port speeds; the template's speed for the server (its NIC's rate,
+        shared by the planes of a multi-plane or dual-ToR template) preselected when
+        offered, or the speed chosen before when `keep`."""
+        previous = self.speed_combo.currentData() if keep else None
         self.speed_combo.clear()
         try:
             speeds = sorted(self.catalog.switch_port_modes(self.switch_combo.currentData()))
@@ -112,11 +122,12 @@ class TemplateDialog(QDialog):
             self.speed_combo.addItem(f"{speed:g}", float(speed))
         preferred = previous
         if preferred not in speeds:
-            try:
-                server = self.catalog.get(self.server_combo.currentData(), "server")
-                preferred = float(server.value("nic_port_gbps"))
-            except (KeyError, TypeError, ValueError):
-                preferred = None
+            preferred = template_speed(
+                self.template_combo.currentText(),
+                self.server_combo.currentData(),
+                self.planes_spin.value(),
+                self.catalog,
+            )
         index = self.speed_combo.findData(preferred) if preferred is not None else -1
         if index >= 0:
             self.speed_combo.setCurrentIndex(index)
@@ -133,6 +144,8 @@ class TemplateDialog(QDialog):
         }
         if template in OVERSUBSCRIBED:
             params["oversubscription"] = self.oversub_spin.value()
+        if template in PLANED:
+            params["planes"] = self.planes_spin.value()
         return params
 
     def generate(self) -> Scenario | None:

@@ -94,7 +94,7 @@ from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, prese
 from engine.runtime.memory import parse_bytes, set_memory_limit
 from engine.runtime.progress import Progress, RunCancelledError
 from engine.runtime.resources import resource_dir, resource_path
-from engine.topology.generators import TEMPLATES, generate
+from engine.topology.templates import OVERSUBSCRIBED, PLANED, TEMPLATES, generate, template_speed
 
 __all__ = [
     "CALIBRATION_FACTORS",
@@ -108,7 +108,9 @@ __all__ = [
     "METRICS",
     "NCCL_TESTS_OPS",
     "OPS",
+    "OVERSUBSCRIBED",
     "PARTS",
+    "PLANED",
     "PRESETS",
     "ROW_KEYS",
     "TEMPLATES",
@@ -204,6 +206,7 @@ __all__ = [
     "store_run",
     "sweep",
     "sweep_points",
+    "template_speed",
     "tier_peak",
     "tier_utilization",
     "training_run",

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from engine.model.scenario import Scenario
 from engine.topology import generators as gen
+from engine.topology.nvl72 import nvl72
+from engine.topology.planes import multi_plane
 
 DEFAULT_PRESET = "dgx-h100-ib-ndr-1k"
 
@@ -84,6 +86,47 @@ def _roce_128k() -> Scenario:
     )
 
 
+def _b300_xdr_1152() -> Scenario:
+    scenario = gen.rail_optimized(1152, "hgx-b300", "q3400")
+    for bundle in scenario.bundles:  # the cable picker has no 800G single-port OSFP match
+        bundle.cable = "xcvr-800g-osfp-dr8"
+    return _named(
+        scenario,
+        "b300-ib-xdr-1152",
+        "144 HGX B300 (1,152 GPUs) with ConnectX-8 at 800G on Quantum-X800 Q3400 (XDR), "
+        "rail-optimized non-blocking: 2 scalable units of 72 nodes, 16 leaves and 8 spines as "
+        "in NVIDIA's DGX SuperPOD B300 XDR reference architecture; DR8 optics chosen for "
+        "every cable; adaptive routing.",
+        ["infiniband", "xdr", "800g", "rail-optimized", "1152"],
+        "adaptive",
+    )
+
+
+def _b300_spectrumx_planes_1k() -> Scenario:
+    return _named(
+        multi_plane(1024, "hgx-b300", "sn5600", planes=2),
+        "b300-spectrumx-2plane-1k",
+        "128 HGX B300 (1,024 GPUs), each ConnectX-8's 800G port as 2 x 400GbE on two "
+        "independent rail-optimized Spectrum-4 SN5600 planes (Spectrum-X multi-plane), "
+        "adaptive routing with a connection's two flows spread over the planes.",
+        ["roce", "spectrum-x", "multi-plane", "800g", "1k"],
+        "adaptive",
+    )
+
+
+def _gb200_nvl72_576() -> Scenario:
+    return _named(
+        nvl72(576, "gb200-nvl72", "qm9700"),
+        "gb200-nvl72-ib-576",
+        "8 GB200 NVL72 racks (576 GPUs in 72-GPU NVLink domains), one scalable unit of "
+        "NVIDIA's DGX GB200 SuperPOD, on a Quantum-2 NDR InfiniBand fabric with each rack's "
+        "72 ConnectX-7 rails folded onto 18 leaves (4 NICs of every rack per leaf), 16 "
+        "spines, adaptive routing.",
+        ["infiniband", "ndr", "nvl72", "576"],
+        "adaptive",
+    )
+
+
 PRESETS: dict[str, Callable[[], Scenario]] = {
     "dgx-h100-ib-ndr-1k": _ib_1k,
     "dgx-h100-roce-spectrumx-1k": _spectrumx_1k,
@@ -91,6 +134,9 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "rail-only-h100-1k": _rail_only_1k,
     "h100-ib-ndr-16k": _ib_16k,
     "h100-roce-128k": _roce_128k,
+    "b300-ib-xdr-1152": _b300_xdr_1152,
+    "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
+    "gb200-nvl72-ib-576": _gb200_nvl72_576,
 }
 
 

@@ -18,9 +18,10 @@ import numpy as np
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
-from engine.model.validation import check_structure, group_where, members
+from engine.model.validation import check_structure, members
 from engine.runtime.memory import memory_limit
 from engine.topology.graph_kernels import component_labels
+from engine.topology.port_checks import port_problems
 from engine.topology.size import check_fits, estimate_size
 
 NODE_GPU, NODE_NVSWITCH, NODE_SWITCH = 0, 1, 2
@@ -274,7 +275,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     port_use: dict[
         int, list[tuple[float, np.ndarray]]
     ] = {}  # switch group -> (speed, cables/member)
-    nic_use: dict[int, np.ndarray] = {}
+    nic_use: dict[int, list[tuple[float, np.ndarray]]] = {}  # server group -> (speed, cables/NIC)
     for bi, b in enumerate(scenario.bundles):
         ia, ib = group_index[b.a], group_index[b.b]
         ga, gb = groups[ia], groups[ib]
@@ -291,7 +292,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
             if g.kind == "switch":
                 port_use.setdefault(gidx, []).append((b.speed_gbps, use))
             else:
-                nic_use[gidx] = nic_use.get(gidx, 0) + use
+                nic_use.setdefault(gidx, []).append((b.speed_gbps, use))
         alive = np.ones(wiring.a.shape[0], dtype=bool)
         alive[_failed_cables(wiring.a.shape[0], links_down.get(b.id, 0))] = False
         alive &= ~failed_switch_nodes[nodes_a] & ~failed_switch_nodes[nodes_b]
@@ -317,7 +318,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         bundle_parts.append(np.full(2 * n, bi, dtype=np.int32))
         up_parts.append(np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
 
-    problems = _port_problems(scenario, cat, port_use, nic_use)
+    problems = port_problems(scenario, cat, port_use, nic_use)
     if problems:
         raise ScenarioError(problems)
 
@@ -396,48 +397,6 @@ def _member_nodes(
     first_gpu, _ = group_first_gpu[gi]
     server, rail = idx // rails, idx % rails
     return first_gpu + server * per + (rail * per) // rails
-
-
-def _port_problems(
-    scenario: Scenario,
-    cat: Catalog,
-    port_use: dict[int, list[tuple[float, np.ndarray]]],
-    nic_use: dict[int, np.ndarray],
-) -> list[Problem]:
-    """Switches wired to more ports than they have, and NICs to more cables than ports."""
-    problems = []
-    for gi, uses in port_use.items():
-        g = scenario.groups[gi]
-        modes = cat.switch_port_modes(g.model)
-        share = np.zeros(g.count)
-        for speed, use in uses:
-            share += use / modes[speed]
-        worst = int(np.argmax(share))
-        if share[worst] > 1 + 1e-9:
-            detail = ", ".join(f"{int(u[worst])} at {s:g}G (has {modes[s]})" for s, u in uses)
-            over = int(np.count_nonzero(share > 1 + 1e-9))
-            problems.append(
-                Problem(
-                    group_where(g),
-                    f"{over} of {g.count} switches are wired to more ports than a {g.model} has; "
-                    f"switch {worst} uses {detail}. Add switches or reduce links_per_pair",
-                    "count",
-                )
-            )
-    for gi, use in nic_use.items():
-        g = scenario.groups[gi]
-        nic = cat.get(cat.get(g.model, "server").value("nic"), "nic")
-        ports = int(nic.value("ports"))
-        if int(np.max(use)) > ports:
-            problems.append(
-                Problem(
-                    group_where(g),
-                    f"NICs of {g.id} carry {int(np.max(use))} cables but a {nic.id} has {ports} port(s); "
-                    f"check the bundles to this group (links_per_pair, or two bundles on the same NICs)",
-                    "count",
-                )
-            )
-    return problems
 
 
 def _reachability_problems(fabric: Fabric) -> list[Problem]:

@@ -12,110 +12,16 @@ Sizes the switch radix cannot build are refused with the largest size it can.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from engine.catalog.devices import Catalog, default_catalog
-from engine.model.errors import Problem, ScenarioError
-from engine.model.scenario import (
-    DeviceGroup,
-    FabricSettings,
-    LinkBundle,
-    Metadata,
-    RoutingPolicy,
-    Scenario,
-)
-
-TEMPLATES = ("single-switch", "leaf-spine", "fat-tree", "rail-optimized", "rail-only")
-
-# Canvas layout: tiers stacked from servers (bottom) to core (top), in scene units.
-_TIER_Y = {"server": 450.0, "leaf": 300.0, "spine": 150.0, "core": 0.0}
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """What the generator needs to know of the chosen server and switch."""
-
-    servers: int
-    nics: int
-    radix: int
-    speed_gbps: float
-
-
-def _refuse(template: str, message: str) -> ScenarioError:
-    return ScenarioError(Problem(where=f"template {template}", message=message))
-
-
-def _shape(
-    template: str, gpus: int, server: str, switch: str, speed_gbps: float | None, cat: Catalog
-) -> _Shape:
-    try:
-        srv = cat.get(server, "server")
-    except KeyError:
-        raise _refuse(template, f"unknown server model {server!r}") from None
-    try:
-        modes = cat.switch_port_modes(switch)
-    except KeyError:
-        raise _refuse(template, f"unknown switch model {switch!r}") from None
-    speed = float(speed_gbps if speed_gbps is not None else srv.value("nic_port_gbps"))
-    if speed not in modes:
-        have = ", ".join(f"{int(s)}G" for s in sorted(modes))
-        raise _refuse(template, f"switch {switch} has no {speed:g}G ports (it has {have})")
-    per_server = int(srv.value("gpus_per_server"))
-    nics = int(srv.value("nics_per_server"))
-    if gpus <= 0 or gpus % per_server:
-        raise _refuse(template, f"GPU count {gpus} must be a positive multiple of {per_server}")
-    return _Shape(gpus // per_server, nics, modes[speed], speed)
-
-
-def _split_ports(
-    radix: int, oversubscription: float, template: str, multiple: int = 1
-) -> tuple[int, int]:
-    """Down and up ports of a leaf giving exactly `oversubscription` : 1.
-
-    `down` is a multiple of `multiple` (a ToR leaf holds whole servers).
-    """
-    if oversubscription < 1:
-        raise _refuse(template, f"oversubscription {oversubscription:g} must be at least 1")
-    for up in range(int(radix // (1 + oversubscription)), 0, -1):
-        down = oversubscription * up
-        exact = abs(down - round(down)) < 1e-9
-        if exact and round(down) % multiple == 0 and round(down) + up <= radix:
-            return round(down), up
-    raise _refuse(
-        template, f"oversubscription {oversubscription:g}:1 cannot be built on radix {radix}"
-    )
-
-
-def _scenario(name: str, description: str, technology: str, mode: str, groups, bundles) -> Scenario:
-    return Scenario(
-        metadata=Metadata(name=name, description=description, tags=[]),
-        groups=groups,
-        bundles=bundles,
-        fabric=FabricSettings(technology=technology),
-        routing=RoutingPolicy(mode=mode),
-    )
-
-
-def _group(gid: str, kind: str, model: str, count: int, tier: str, x: float = 0.0) -> DeviceGroup:
-    names = {"server": "Servers", "leaf": "Leaf", "spine": "Spine", "core": "Core"}
-    return DeviceGroup(
-        id=gid,
-        kind=kind,
-        model=model,
-        count=count,
-        tier=tier,
-        name=names.get(tier, gid) if gid == tier or gid.startswith(tier) else gid,
-        position=(x, _TIER_Y[tier]),
-    )
-
-
-def _technology_of(switch: str, cat: Catalog) -> str:
-    return "infiniband" if cat.get(switch, "switch").technology == "infiniband" else "roce"
-
-
-def _default_mode(switch: str, cat: Catalog) -> str:
-    """Adaptive routing where the switch supports it, static ECMP otherwise."""
-    return "adaptive" if cat.get(switch, "switch").value("adaptive_routing") else "ecmp"
+from engine.model.scenario import LinkBundle, Scenario
+from engine.topology.template_parts import default_mode as _default_mode
+from engine.topology.template_parts import group as _group
+from engine.topology.template_parts import refuse as _refuse
+from engine.topology.template_parts import scenario as _scenario
+from engine.topology.template_parts import shape as _shape
+from engine.topology.template_parts import split_ports as _split_ports
+from engine.topology.template_parts import technology_of as _technology_of
 
 
 def single_switch(
@@ -175,6 +81,22 @@ def _three_tier_pods(
     return None
 
 
+def _buildable_neighbours(
+    leaves: int, step: int, max_leaves: int, pod_shape: tuple[int, int, int, int]
+) -> list[int]:
+    """The nearest leaf counts below and above `leaves` (in steps of `step`, at most
+    `max_leaves`) whose pods `_three_tier_pods` can build: what a refusal suggests."""
+    found = []
+    below = range(leaves - step, 0, -step)
+    above = range(leaves + step, max_leaves + 1, step)
+    for candidates in (below, above):
+        for n in candidates:
+            if _three_tier_pods(n, *pod_shape) is not None:
+                found.append(n)
+                break
+    return found
+
+
 def _clos(
     template: str,
     gpus: int,
@@ -218,11 +140,17 @@ def _clos(
         spines_per_pod = up
         pods = _three_tier_pods(leaves, leaves_per_pod, spines_per_pod, half, s.radix)
         if pods is None:
+            step = s.nics if attach == "rail" else 1  # leaves come per scalable unit of rails
+            sizes = _buildable_neighbours(
+                leaves, step, max_leaves, (leaves_per_pod, spines_per_pod, half, s.radix)
+            )
+            unit = block_servers * gpus_per_server
+            near = " or ".join(f"{(n // step) * unit:,}" for n in sizes)
             raise _refuse(
                 template,
                 f"{leaves} leaves do not fill whole pods of at most {leaves_per_pod} whose "
-                f"core switches divide into {spines_per_pod} planes; use a GPU count that is "
-                f"a multiple of {leaves_per_pod * per_leaf_endpoints // s.nics * gpus_per_server}",
+                f"core switches divide into {spines_per_pod} planes; "
+                + (f"the nearest GPU counts that build are {near}" if near else "no size builds"),
             )
         spines = pods * spines_per_pod
         cores = spines * half // s.radix
@@ -416,17 +344,3 @@ def rail_only(
         groups,
         bundles,
     )
-
-
-def generate(template: str, **params) -> Scenario:
-    """The scenario of a named template (see `TEMPLATES`) with its parameters."""
-    table = {
-        "single-switch": single_switch,
-        "leaf-spine": leaf_spine,
-        "fat-tree": fat_tree,
-        "rail-optimized": rail_optimized,
-        "rail-only": rail_only,
-    }
-    if template not in table:
-        raise _refuse(template, f"unknown template; choose one of {', '.join(TEMPLATES)}")
-    return table[template](**params)

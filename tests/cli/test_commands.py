@@ -24,6 +24,9 @@ PRESET_NAMES = [
     "rail-only-h100-1k",
     "h100-ib-ndr-16k",
     "h100-roce-128k",
+    "b300-ib-xdr-1152",
+    "b300-spectrumx-2plane-1k",
+    "gb200-nvl72-ib-576",
 ]
 
 

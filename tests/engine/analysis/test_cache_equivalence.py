@@ -23,7 +23,7 @@ from engine.model.scenario import Scenario
 from engine.presets.scenarios import load_preset, preset_names
 from engine.routing.route_cache import routing_digest
 from engine.topology.expand import expand
-from engine.topology.generators import generate
+from engine.topology.templates import generate
 from tests.golden.cases import blank_wall_clock
 
 SIZES = np.array([2.0**20, 2.0**30])
@@ -46,7 +46,21 @@ def test_every_preset_evaluates_alike_from_cold_and_warm_caches(preset: str) -> 
     warm = run_evaluation(scenario, catalog)
     assert figures(warm) == figures(cold)
     assert any(note.startswith("routes") for note in warm.reused)
-    assert not any(note.startswith("routes") for note in cold.reused)
+    # A cold run routes what it needs; only a demand one run asks for twice (an NVL72
+    # rack's training collective that is also the probe's) may come from its own cache.
+    hit, total = _routes_reused(warm.reused)
+    assert hit == total > 0
+    cold_hit, cold_total = _routes_reused(cold.reused)
+    assert cold_total in (0, total) and cold_hit <= 1
+
+
+def _routes_reused(reused: tuple[str, ...]) -> tuple[int, int]:
+    """The "routes k of n" note of a report as (k, n); (0, 0) when nothing was reused."""
+    for note in reused:
+        if note.startswith("routes "):
+            k, _, n = note.removeprefix("routes ").partition(" of ")
+            return int(k), int(n)
+    return 0, 0
 
 
 EDITS = {
