@@ -51,7 +51,8 @@ def test_every_preset_evaluates_alike_from_cold_and_warm_caches(preset: str) -> 
     hit, total = _routes_reused(warm.reused)
     assert hit == total > 0
     cold_hit, cold_total = _routes_reused(cold.reused)
-    assert cold_total in (0, total) and cold_hit <= 1
+    twice = 1 if "nvl72" in preset else 0
+    assert cold_total in (0, total) and cold_hit <= twice
 
 
 def _routes_reused(reused: tuple[str, ...]) -> tuple[int, int]:
