@@ -176,6 +176,9 @@ def test_png_export_writes_an_image(window, tmp_path):
 
 
 def test_cancel_stops_a_long_run_at_its_next_checkpoint(qtbot):
+    # a long run: the 16k preset routed from scratch (an earlier test may have left its
+    # routes in the process's caches, and a cached run can finish before the click lands)
+    clear_caches()
     win = MainWindow(load_preset("h100-ib-ndr-16k"), evaluate_on_start=False)
     qtbot.addWidget(win)
     win.show()
