@@ -3,7 +3,7 @@
 One call into `engine.analysis` (`goodput`, or `goodput_by_technology` with ``--ib-vs-roce``);
 ``--reliability FIELD=VALUE`` overrides a figure of the catalog's ``reliability`` profile
 (a rate per part-year, a detection or restart time), ``--checkpoint-interval`` sets the work
-between checkpoints instead of Young's optimum. Bad input is a `ScenarioError` naming the
+between checkpoints instead of Young's optimum, ``--hot-spares`` restarts on a standby host. Bad input is a `ScenarioError` naming the
 field, which the entry point turns into exit 2.
 """
 
@@ -41,6 +41,11 @@ def add_goodput_command(sub, scenario_command) -> None:
         help="override a catalog reliability figure, e.g. gpu_per_year=0.05 (repeatable)",
     )
     p.add_argument(
+        "--hot-spares",
+        action="store_true",
+        help="restart on a standby host (catalog restart_with_spare_s) instead of rescheduling",
+    )
+    p.add_argument(
         "--ib-vs-roce",
         action="store_true",
         help="the same topology as InfiniBand and as RoCE, side by side",
@@ -71,10 +76,12 @@ def run_goodput(args: argparse.Namespace) -> int:
     figures = parse_reliability(args.reliability)
     catalog = default_catalog()
     if args.ib_vs_roce:
-        comparison = goodput_by_technology(scenario, catalog, args.checkpoint_interval, figures)
+        comparison = goodput_by_technology(
+            scenario, catalog, args.checkpoint_interval, figures, args.hot_spares
+        )
         print(comparison.to_json() if args.json else format_goodputs(comparison.results))
         return EXIT_OK
-    result = goodput(scenario, catalog, args.checkpoint_interval, figures)
+    result = goodput(scenario, catalog, args.checkpoint_interval, figures, args.hot_spares)
     print(result.to_json() if args.json else format_goodputs((result,)))
     return EXIT_OK
 
@@ -92,7 +99,8 @@ def format_goodputs(results: tuple[GoodputResult, ...]) -> str:
     head = results[0]
     width = 16
     lines = [
-        f"{head.scenario}: goodput under failures ({head.gpus:,} GPUs in the job)",
+        f"{head.scenario}: goodput under failures ({head.gpus:,} GPUs in the job"
+        + (", hot spares)" if head.hot_spares else ")"),
         f"  {'':<34}" + "".join(f"{r.technology:>{width}}" for r in results),
     ]
 

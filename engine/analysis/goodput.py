@@ -28,17 +28,19 @@ def goodput(
     catalog: Catalog,
     checkpoint_interval_s: float | None = None,
     reliability: Mapping[str, float] | None = None,
+    hot_spares: bool = False,
 ) -> GoodputResult:
     """Interruptions per day, their cost and effective goodput of the scenario's training job.
 
     `checkpoint_interval_s` (work between checkpoints) defaults to Young's optimum;
     `reliability` overrides figures of the catalog's ``reliability`` profile by field name.
+    `hot_spares` restarts on a standby host instead of rescheduling the job.
     Raises `ScenarioError` naming the field for a bad figure or scenario.
     """
     fabric = expand(scenario, catalog)
     step = train_step(fabric, scenario.workload.training, catalog)
     report = goodput_report(
-        part_counts(fabric, catalog), step, catalog, checkpoint_interval_s, reliability
+        part_counts(fabric, catalog), step, catalog, checkpoint_interval_s, reliability, hot_spares
     )
     return GoodputResult.from_dict(
         {
@@ -54,6 +56,7 @@ def goodput_by_technology(
     catalog: Catalog,
     checkpoint_interval_s: float | None = None,
     reliability: Mapping[str, float] | None = None,
+    hot_spares: bool = False,
 ) -> GoodputComparison:
     """`goodput` of the scenario as InfiniBand and as RoCE, the same topology converted."""
     results = []
@@ -63,5 +66,5 @@ def goodput_by_technology(
             if scenario.fabric.technology == technology
             else convert_technology(scenario, technology, catalog)
         )
-        results.append(goodput(variant, catalog, checkpoint_interval_s, reliability))
+        results.append(goodput(variant, catalog, checkpoint_interval_s, reliability, hot_spares))
     return GoodputComparison(results=tuple(results))

@@ -32,13 +32,15 @@ SECONDS_PER_DAY = 86400.0
 TIME_FIELDS = (
     "detection_s",
     "restart_s",
+    "restart_with_spare_s",
     "checkpoint_bytes_per_parameter",
     "storage_write_Bps_per_gpu",
 )
 FIELDS = (*RATE_FIELDS.values(), *TIME_FIELDS)
 NOTES = (
     "Every installed part is taken to be in the job: any failure stops it and restarts it "
-    "from the last checkpoint (no hot spares, no in-job recovery).",
+    "from the last checkpoint (no in-job recovery); with hot spares the restart takes "
+    "restart_with_spare_s instead of restart_s, and the idle spares interrupt nothing.",
     "Rates are job interruptions per part-year from public fleet studies; where a study "
     "gives only a share of interruptions, the catalog note says how the per-part rate was "
     "derived, and what is not published is marked an assumption.",
@@ -122,13 +124,15 @@ def goodput_report(
     catalog: Catalog,
     checkpoint_interval_s: float | None = None,
     overrides: Mapping[str, float] | None = None,
+    hot_spares: bool = False,
 ) -> dict[str, Any]:
     """Interruptions, their cost and the goodput of the training `step` on these parts.
 
     `step` is a training step (engine.training.step: ``tokens_per_s``, ``step_s``,
     ``parameters``, ``gpus``). `checkpoint_interval_s` is the work between checkpoints;
     None takes Young's optimum. Figures and their sources come from the catalog's
-    ``reliability`` profile unless `overrides` replaces them.
+    ``reliability`` profile unless `overrides` replaces them. `hot_spares` restarts on a
+    standby host (``restart_with_spare_s``) instead of rescheduling (``restart_s``).
     """
     if checkpoint_interval_s is not None:
         checkpoint_interval_s = _number("checkpoint_interval_s", checkpoint_interval_s)
@@ -142,7 +146,8 @@ def goodput_report(
     checkpoint_bytes = float(step["parameters"]) * figures["checkpoint_bytes_per_parameter"][0]
     storage_Bps = figures["storage_write_Bps_per_gpu"][0] * gpus
     write_s = checkpoint_bytes / storage_Bps
-    detection, restart = figures["detection_s"][0], figures["restart_s"][0]
+    detection = figures["detection_s"][0]
+    restart = figures["restart_with_spare_s" if hot_spares else "restart_s"][0]
     recovery = detection + restart + write_s  # the reload reads at the write rate
     optimum = young_interval_s(write_s, mtbi)
     interval = optimum if checkpoint_interval_s is None else checkpoint_interval_s
@@ -159,6 +164,7 @@ def goodput_report(
         "gpus": gpus,
         "step_s": float(step["step_s"]),
         "tokens_per_s": tokens,
+        "hot_spares": bool(hot_spares),
         "parts": [
             {
                 "kind": kind,

@@ -53,3 +53,14 @@ def test_bad_input_names_the_field_and_exits_2(capsys, args, named):
     err = capsys.readouterr().err
     assert named in err
     assert "Traceback" not in err
+
+
+def test_hot_spares_shorten_the_time_lost(capsys):
+    args = ["goodput", PRESET, "--json", "--checkpoint-interval", "1800"]
+    assert main(args) == 0
+    base = json.loads(capsys.readouterr().out)
+    assert main([*args, "--hot-spares"]) == 0
+    spares = json.loads(capsys.readouterr().out)
+    assert spares["hot_spares"] is True
+    assert spares["restart_s"] < base["restart_s"]
+    assert spares["goodput_share"] > base["goodput_share"]

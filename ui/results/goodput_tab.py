@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
@@ -87,6 +88,11 @@ class GoodputTab(ResultTab):
         self.interval_min.setToolTip(
             "Work between checkpoints; 0 takes Young's optimum sqrt(2 x write time x MTBI)"
         )
+        self.spares_box = QCheckBox("Hot spares")
+        self.spares_box.setObjectName("goodputSpares")
+        self.spares_box.setToolTip(
+            "Restart on a standby host (catalog restart_with_spare_s) instead of rescheduling"
+        )
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("goodputRun")
         self.goodput_label = QLabel("Goodput: –")
@@ -100,6 +106,7 @@ class GoodputTab(ResultTab):
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Checkpoint interval"))
         bar.addWidget(self.interval_min)
+        bar.addWidget(self.spares_box)
         bar.addWidget(self.run_button)
         bar.addWidget(self.goodput_label)
         bar.addWidget(self.interruptions_label)
@@ -126,11 +133,12 @@ class GoodputTab(ResultTab):
         self._run_scenario = scenario
         minutes = self.interval_min.value()
         interval_s = minutes * 60.0 if minutes > 0 else None
+        spares = self.spares_box.isChecked()
         self.run_button.setEnabled(False)
         self.set_info("Running: training step and parts of the InfiniBand and RoCE forms…")
 
         def job(task: Task) -> GoodputComparison:
-            return goodput_by_technology(scenario, catalog, interval_s)
+            return goodput_by_technology(scenario, catalog, interval_s, hot_spares=spares)
 
         return self.worker.submit(KEY, job)
 

@@ -37,6 +37,7 @@ class GoodputResult(JsonResult):
     ``goodput_tokens_per_s = tokens_per_s x goodput_share`` with ``goodput_share = 1 -
     checkpoint_share - failure_share`` (never below 0). ``mtbi_s`` and the interval figures
     are ``None`` where they are infinite (no failures: no checkpoint is needed).
+    `hot_spares` says whether the job restarts on a standby host (a shorter restart).
     """
 
     technology: str
@@ -44,6 +45,7 @@ class GoodputResult(JsonResult):
     gpus: int
     step_s: float
     tokens_per_s: float
+    hot_spares: bool
     parts: tuple[GoodputPart, ...]
     interruptions_per_day: float
     mtbi_s: float | None

@@ -146,3 +146,19 @@ def test_part_counts_are_the_bill_of_materials_counts(catalog):
         assert counts[kind] == sum(line.count for line in bom if line.kind == kind)
     cables = sum(line.count for line in bom if line.kind == "cable")
     assert counts["dac"] + counts["aoc"] == cables
+
+
+def test_hot_spares_shorten_each_interruption_by_the_restart_difference(catalog):
+    figures = reliability_figures(catalog)
+    saved = figures["restart_s"][0] - figures["restart_with_spare_s"][0]
+    interval = 3600.0
+    plain = goodput_report(_counts(), STEP, catalog, checkpoint_interval_s=interval)
+    spares = goodput_report(
+        _counts(), STEP, catalog, checkpoint_interval_s=interval, hot_spares=True
+    )
+    assert spares["hot_spares"] and not plain["hot_spares"]
+    assert spares["interruptions_per_day"] == plain["interruptions_per_day"]
+    assert plain["lost_per_interruption_s"] - spares["lost_per_interruption_s"] == (
+        pytest.approx(saved)
+    )
+    assert spares["goodput_tokens_per_s"] > plain["goodput_tokens_per_s"]

@@ -64,3 +64,15 @@ def test_a_chosen_interval_is_used_and_an_edit_makes_the_result_out_of_date(qtbo
     assert not tab.table.isEnabled()
     win.undo_action.trigger()
     assert not tab.out_of_date
+
+
+def test_hot_spares_shorten_detection_and_restart(qtbot, win):
+    tab = win.goodput_tab
+    tab.interval_min.setValue(30.0)
+    run(qtbot, tab)
+    without = cell(tab, "Detection + restart", 1)
+    qtbot.mouseClick(tab.spares_box, Qt.MouseButton.LeftButton)
+    assert tab.spares_box.isChecked()
+    run(qtbot, tab)
+    with_spares = cell(tab, "Detection + restart", 1)
+    assert float(with_spares.split()[0]) < float(without.split()[0])
