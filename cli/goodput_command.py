@@ -10,6 +10,7 @@ field, which the entry point turns into exit 2.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from engine.analysis import GoodputResult, goodput, goodput_by_technology
 from engine.catalog.devices import default_catalog
@@ -18,7 +19,10 @@ from engine.model.errors import Problem, ScenarioError
 EXIT_OK = 0
 
 
-def add_goodput_command(sub, scenario_command) -> None:
+def add_goodput_command(
+    sub: argparse._SubParsersAction,
+    scenario_command: Callable[..., argparse.ArgumentParser],
+) -> None:
     """Register ``goodput`` on `sub`; `scenario_command` adds the shared SCENARIO/--set/--json."""
     p = scenario_command(
         sub,
