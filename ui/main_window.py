@@ -43,6 +43,7 @@ from ui.menus import WindowMenus
 from ui.palette import Palette
 from ui.problems import ProblemsPanel
 from ui.results.congestion_tab import CongestionTab
+from ui.results.goodput_tab import GoodputTab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
 from ui.scenario_menu import ScenarioMenu
@@ -117,6 +118,8 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         self.results = ResultsPanel(document=self.document)
         self.congestion_tab = CongestionTab(self.document, self.catalog)
         self.results.tabs.addTab(self.congestion_tab, "Congestion")
+        self.goodput_tab = GoodputTab(self.document)
+        self.results.tabs.addTab(self.goodput_tab, "Goodput")
         self.sweep_panel = SweepPanel(self.document)
         self.results.tabs.addTab(self.sweep_panel, "Sweep")
         results_dock = QDockWidget("Results", self)
@@ -488,6 +491,7 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         self.results.shutdown()
         self.sweep_panel.shutdown()
         self.congestion_tab.shutdown()
+        self.goodput_tab.shutdown()
         if self.compare_dialog is not None:
             self.compare_dialog.worker.shutdown()
         self.save_settings()

@@ -26,6 +26,7 @@ from engine.analysis.formats import (
     import_topology,
     import_traffic,
 )
+from engine.analysis.goodput import goodput, goodput_by_technology
 from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
@@ -53,6 +54,9 @@ from engine.analysis.results import (
     DecisionTable,
     EvaluationResult,
     FlowSeries,
+    GoodputComparison,
+    GoodputPart,
+    GoodputResult,
     HotLink,
     NcclTestsPoint,
     NcclTestsRun,
@@ -133,6 +137,9 @@ __all__ = [
     "EvaluationResult",
     "Flow",
     "FlowSeries",
+    "GoodputComparison",
+    "GoodputPart",
+    "GoodputResult",
     "HotLink",
     "Measurement",
     "NcclTestsPoint",
@@ -179,6 +186,8 @@ __all__ = [
     "export_preview",
     "fabric_size",
     "generate",
+    "goodput",
+    "goodput_by_technology",
     "html_report",
     "import_nccl_tests",
     "import_topology",

@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.analysis.results import CollectiveRow, CollectiveSummary, CostReport, TrainingResult
+from engine.analysis.results import (
+    CollectiveRow,
+    CollectiveSummary,
+    CostReport,
+    GoodputResult,
+    TrainingResult,
+)
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import Scenario, from_json, to_json
@@ -53,6 +59,19 @@ def _cost(fabric, catalog) -> CostReport:
     return CostReport.from_dict(cost_report(fabric, catalog))
 
 
+def _goodput(fabric, catalog) -> GoodputResult:
+    from engine.reliability.model import goodput_report
+    from engine.reliability.parts import part_counts
+    from engine.training.step import train_step
+
+    step = train_step(fabric, fabric.scenario.workload.training, catalog)
+    report = goodput_report(part_counts(fabric, catalog), step, catalog)
+    scenario = fabric.scenario
+    return GoodputResult.from_dict(
+        {"technology": scenario.fabric.technology, "scenario": scenario.metadata.name, **report}
+    )
+
+
 # Metric name -> (probe, field of the probe's typed result, None: the probe's answer is the
 # figure). Probes run on the expanded fabric.
 METRICS: dict[str, tuple[Callable[..., Any], str | None]] = {
@@ -70,6 +89,9 @@ METRICS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "cost_per_gpu_usd": (_cost, "cost_per_gpu_usd"),
     "power_w": (_cost, "power_w"),
     "network_power_w": (_cost, "network_power_w"),
+    "interruptions_per_day": (_goodput, "interruptions_per_day"),
+    "goodput_tokens_per_s": (_goodput, "goodput_tokens_per_s"),
+    "goodput_share": (_goodput, "goodput_share"),
 }
 
 

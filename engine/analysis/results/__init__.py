@@ -3,7 +3,8 @@ and `from_dict` (`codec`), grouped by concern.
 
 `fabric` (topology, permutation test and the utilization rows they share), `collective`,
 `training`, `cost`, `report` (the whole evaluation and the app's report), `comparison`,
-`transport` (the transport study of one workload) and `measured` (a run of nccl-tests).
+`transport` (the transport study of one workload), `measured` (a run of nccl-tests) and
+`goodput` (goodput under failures).
 The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
 """
 
@@ -32,6 +33,7 @@ from engine.analysis.results.fabric import (
     TopologySummary,
     UtilizationHistogram,
 )
+from engine.analysis.results.goodput import GoodputComparison, GoodputPart, GoodputResult
 from engine.analysis.results.measured import NcclTestsPoint, NcclTestsRun, NcclTestsTiming
 from engine.analysis.results.report import AppReport, EvaluationResult
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
@@ -57,6 +59,9 @@ __all__ = [
     "DecisionTable",
     "EvaluationResult",
     "FlowSeries",
+    "GoodputComparison",
+    "GoodputPart",
+    "GoodputResult",
     "HotLink",
     "JsonResult",
     "NcclTestsPoint",

@@ -134,3 +134,17 @@ def test_infiniband_fabric_converts_to_roce_with_the_same_topology():
 def test_conversion_that_needs_more_ports_than_any_switch_has_is_refused():
     with pytest.raises(ScenarioError, match="no infiniband switch"):
         convert_technology(load_preset("hgx-h100-roce-ecmp-1k"), "infiniband")
+
+
+def test_interruptions_per_day_grow_by_the_same_step_per_server_added():
+    """Goodput metrics in a sweep: each server adds its GPUs, NICs and cables to the same
+    switch, so interruptions per day are affine in the server count; some goodput is lost."""
+    from engine.topology.generators import single_switch
+
+    scenario = single_switch(16, "dgx-h100", "sn5600")
+    counts = [("groups.servers.count", ["2", "4", "6"])]
+    per_day = sweep(scenario, counts, "interruptions_per_day").results
+    assert per_day[2] - per_day[1] == pytest.approx(per_day[1] - per_day[0], rel=1e-9)
+    assert per_day[1] > per_day[0] > 0
+    share = sweep(scenario, counts, "goodput_share").results
+    assert all(0 < s < 1 for s in share)
