@@ -47,7 +47,7 @@ from ui.results.goodput_tab import GoodputTab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
 from ui.scenario_menu import ScenarioMenu
-from ui.settings import SettingsStore
+from ui.settings import SettingsStore, restore_splitters, save_splitters
 from ui.templates import TemplateDialog
 from ui.theme import THEME_SETTING, apply_app_theme, apply_theme_to, theme_named
 from ui.work.evaluation import EvaluationWorker
@@ -319,12 +319,14 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         state = self.store.value("windowState")
         if state is not None:
             self.restoreState(state)
+        restore_splitters(self, self.store)
         self._fill_recent_menu()
 
     def save_settings(self) -> None:
         """Store the window geometry and dock/toolbar state."""
         self.store.set_value("geometry", self.saveGeometry())
         self.store.set_value("windowState", self.saveState())
+        save_splitters(self, self.store)
         self.store.sync()
 
     def _file_error(self, title: str, detail: str) -> None:

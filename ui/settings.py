@@ -1,4 +1,4 @@
-"""What the window keeps between runs: geometry, dock state, theme and recent files.
+"""What the window keeps between runs: geometry, dock state, splitters, theme and recent files.
 
 The app keeps them in the user's `QSettings` (INI format, so tests can redirect them with
 `setPath`); a window opened without settings (tests, the self-test, screenshots) keeps them
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QSplitter, QWidget
 
 MAX_RECENT = 5
 RECENT_FILES = "recentFiles"
@@ -60,3 +61,23 @@ class SettingsStore:
         files = [str(path), *files][:MAX_RECENT]
         self.set_value(RECENT_FILES, files)
         return files
+
+
+SPLITTERS = "splitters"
+
+
+def save_splitters(root: QWidget, store: SettingsStore) -> None:
+    """Keep the sizes of every named splitter under `root`, one key per object name."""
+    for splitter in root.findChildren(QSplitter):
+        if splitter.objectName():
+            store.set_value(f"{SPLITTERS}/{splitter.objectName()}", splitter.saveState())
+
+
+def restore_splitters(root: QWidget, store: SettingsStore) -> None:
+    """Give every named splitter under `root` the sizes it was last saved with."""
+    for splitter in root.findChildren(QSplitter):
+        state = (
+            store.value(f"{SPLITTERS}/{splitter.objectName()}") if splitter.objectName() else None
+        )
+        if state is not None:
+            splitter.restoreState(state)
