@@ -46,6 +46,7 @@ from ui.results.congestion_tab import CongestionTab
 from ui.results.goodput_tab import GoodputTab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
+from ui.run_messages import RunMessages, summary_html
 from ui.scenario_menu import ScenarioMenu
 from ui.settings import SettingsStore, restore_splitters, save_splitters
 from ui.templates import TemplateDialog
@@ -53,15 +54,6 @@ from ui.theme import THEME_SETTING, apply_app_theme, apply_theme_to, theme_named
 from ui.work.evaluation import EvaluationWorker
 
 DEBOUNCE_MS = 150
-
-
-def summary_html(scenario: Scenario) -> str:
-    """Name, description and the groups of a scenario, for the summary label."""
-    groups = "<br>".join(f"{g.count:,} × {g.model}  ({g.tier})" for g in scenario.groups)
-    return (
-        f"<b>{scenario.metadata.name}</b><br><small>{scenario.metadata.description}</small>"
-        f"<p>{groups}</p>"
-    )
 
 
 class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
@@ -164,6 +156,7 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         self.worker.invalid.connect(self._run_invalid)
         self.worker.cancelled.connect(self._run_cancelled)
         self.worker.progress.connect(self._run_progress)
+        self.run_messages = RunMessages()
 
         self.results.bundleActivated.connect(self._bundle_activated)
         self.congestion_tab.bundleActivated.connect(self._bundle_activated)
@@ -409,11 +402,11 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
     def _run_started(self, request_id: int) -> None:
         self.progress.setValue(0)
         self._set_running(True)
-        self.statusBar().showMessage("Evaluating…")
+        self.statusBar().showMessage(self.run_messages.started())
 
     def _run_progress(self, request_id: int, fraction: float, stage: str) -> None:
         self.progress.setValue(round(100 * fraction))
-        self.statusBar().showMessage(f"Evaluating: {stage}…")
+        self.statusBar().showMessage(self.run_messages.progress(stage))
 
     def show_cached_report(self, report: AppReport) -> None:
         """Show a report kept from an earlier run instead of evaluating: no run is pending."""

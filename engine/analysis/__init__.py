@@ -82,6 +82,7 @@ from engine.analysis.self_check import (
     check_library,
     check_numba_cache,
     check_resources,
+    kernels_ready,
     run_check,
 )
 from engine.analysis.sources import load_from_library, open_library, seed_with_presets
@@ -192,6 +193,7 @@ __all__ = [
     "import_nccl_tests",
     "import_topology",
     "import_traffic",
+    "kernels_ready",
     "latency_reach",
     "latency_rows",
     "load_from_library",

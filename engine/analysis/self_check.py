@@ -9,6 +9,7 @@ every failure at once. The Qt half (window, rendering) lives in ``ui/self_test.p
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from engine.analysis.evaluation import evaluate
 from engine.catalog.devices import Catalog, default_catalog
 from engine.library.store import Library
 from engine.model.scenario import Scenario, to_json
+from engine.runtime.jit_cache import kernels_cached
 from engine.runtime.resources import resource_dir, resource_path
 
 REQUIRED_RESOURCES = (("catalog.json",), ("icons", "fabriclab.svg"), ("icons", "fabriclab.png"))
@@ -143,3 +145,11 @@ def check_numba_cache(frozen: bool, environ: Mapping[str, str]) -> str:
     if not indexes:
         raise SelfCheckError(f"no compiled kernels were cached in {cache}")
     return f"{len(indexes)} kernels cached in {cache}"
+
+
+def kernels_ready() -> bool:
+    """Whether the engine's numba kernels are compiled on disk, so a run starts at once
+    (False on a first start, which compiles them once)."""
+    import engine
+
+    return kernels_cached(Path(engine.__file__).parent, os.environ.get("NUMBA_CACHE_DIR"))

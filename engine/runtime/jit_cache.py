@@ -46,3 +46,11 @@ def refresh(package_dir: str | Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def kernels_cached(engine_dir: str | Path, cache_dir: str | None = None) -> bool:
+    """Whether compiled kernels are on disk already (an index file in numba's cache: the
+    `cache_dir` given, as NUMBA_CACHE_DIR sets it, else beside the engine's modules). A
+    first start without them compiles every kernel the first run meets."""
+    root = Path(cache_dir) if cache_dir else Path(engine_dir)
+    return any(True for _ in root.rglob("*.nbi"))

@@ -245,3 +245,18 @@ def test_open_recent_keeps_the_last_five_files(qtbot, win, tmp_path, monkeypatch
     assert other.save_file_as()
     assert other.recent_files()[0] == str(tmp_path / "new.json")
     assert len(other.recent_files()) == 5
+
+
+def test_a_first_start_says_the_kernels_are_compiling(qtbot, monkeypatch):
+    monkeypatch.setattr("ui.run_messages.kernels_ready", lambda: False)
+    win = shown_window(qtbot)
+    seen: list[str] = []
+    win.statusBar().messageChanged.connect(seen.append)
+    with qtbot.waitSignal(win.worker.finished, timeout=60_000):
+        win.evaluate_now()
+    assert any("first start: compiling" in m for m in seen), seen
+    seen.clear()
+    with qtbot.waitSignal(win.worker.finished, timeout=60_000):
+        win.evaluate_now()  # the first run compiled them: the note is gone
+    assert seen and not any("first start" in m for m in seen), seen
+    win.close()
