@@ -136,9 +136,6 @@ class MicroBatchCompute:
         return self.forward_s + self.backward_s
 
 
-RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
-
-
 def micro_batch_compute(ctx: StepContext, fpt: float) -> MicroBatchCompute:
     """Kernel time of one micro-batch on the pipeline's slowest stage, on one GPU.
 

@@ -23,7 +23,8 @@ GPU sustains for it, from the catalog (engine.catalog, each figure sourced):
 
 The backward pass is the forward's matmuls twice (input and weight gradients), attention's
 backward and the streams twice. Kernel launch gaps and overlap between kernels are not
-modelled. `reference_layer_s` in tests recomputes the same figures by hand.
+modelled. tests/engine/training/test_kernels.py checks the roofline and the wave fill
+against figures worked out by hand from the catalog.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def wave_fill(m: float, n: float, sms: int, tile: tuple[int, int], batch: float 
 def gemm_s(
     m: float, n: float, k: float, gpu: GpuSpeed, count: float = 1.0, batched: bool = False
 ) -> float:
-    """Seconds of `count` (m x k) @ (k x n) bf16 matmuls on the quantized roofline.
+    """Seconds of `count` (m x k) @ (k x n) matmuls on the quantized roofline (inputs of
+    `gpu.operand_bytes`, a bf16 output).
 
     `batched`: the `count` matmuls are one strided-batched launch (attention's per-head
     matmuls), whose tiles share the waves; otherwise each is its own launch.

@@ -137,7 +137,7 @@ def _tensor_parallel(
                     "tp",
                 )
             notes.append(
-                f"tensor parallelism {tp} spans {tp // per_server} servers: its all-reduces "
+                f"tensor parallelism {tp} spans {tp // per_server} servers: its collectives "
                 "leave NVLink for the network, every layer, on the critical path"
             )
         if model.heads % tp:

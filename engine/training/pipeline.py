@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from engine.training.context import Comm
 from engine.training.layout import Layout
 
-SCHEDULES = {0: "1F1B", 1: "ZB-H1"}
-
 
 @dataclass
 class StepTimes:

@@ -49,7 +49,6 @@ from engine.training.communication import (
     tp_per_microbatch,
 )
 from engine.training.compute import (
-    RECOMPUTE,
     flops_per_token,
     micro_batch_compute,
     parameter_counts,
@@ -58,9 +57,10 @@ from engine.training.compute import (
 from engine.training.context import StepContext
 from engine.training.data_parallel import dp_step
 from engine.training.kernels import GpuSpeed
+from engine.training.knobs import CHOICES
 from engine.training.layout import gpus_per_server, resolve_job
 from engine.training.memory import activation_bytes, check_memory, optimizer_step_s
-from engine.training.pipeline import SCHEDULES, pipeline_step
+from engine.training.pipeline import pipeline_step
 from engine.training.placement import rank_grid
 from engine.training.timer import CollectiveTimer
 
@@ -145,8 +145,8 @@ def train_step(
         "gpus": lay.gpus,
         "gpus_idle": fabric.n_gpus - lay.gpus,
         "compute_efficiency": tokens * fpt / (compute_s * lay.gpus * peak),
-        "schedule": SCHEDULES[schedule],
-        "recompute": RECOMPUTE[recompute],
+        "schedule": CHOICES["schedule"][schedule],
+        "recompute": CHOICES["recompute"][recompute],
         "peak_flops": peak,
         "flops_per_token": fpt,
         "model_flops_per_step": tokens * fpt,

@@ -264,8 +264,7 @@ class TrainingTab(ResultTab):
     def _redraw_latency(self) -> None:
         """Draw the current and pinned curves against the chosen latency axis."""
         key = self.axis_combo.currentData()
-        title = next(t for _text, k, t in LATENCY_AXES if k == key)
-        self.latency_plot.setLabel("bottom", title)
+        self.latency_plot.setLabel("bottom", self._axis_title())
         self.latency_curve.setData(*latency_points(self._latency_rows, key))
         self.pinned_latency.show(
             [(pin, *latency_points(rows, key)) for pin, rows in self._pin_rows]
@@ -295,9 +294,14 @@ class TrainingTab(ResultTab):
 
     def export_latency_csv(self, path: str) -> None:
         """The latency plot's curves: the shown latency (s), then GPU utilization (%) per curve."""
+        write_series_csv(
+            path, self._axis_title(), UTILIZATION_TITLE, plotted_series(self.latency_plot)
+        )
+
+    def _axis_title(self) -> str:
+        """The latency axis's title for the chosen axis (per switch or end to end)."""
         key = self.axis_combo.currentData()
-        title = next(t for _text, k, t in LATENCY_AXES if k == key)
-        write_series_csv(path, title, UTILIZATION_TITLE, plotted_series(self.latency_plot))
+        return next(title for _text, k, title in LATENCY_AXES if k == key)
 
     def export_table_csv(self, path: str) -> None:
         """The step breakdown table as shown."""
