@@ -1,9 +1,11 @@
 """The engine's work caches, seen from the door: how much a run reused, and a cold start.
 
 An evaluation runs in stages, and the expensive ones keep their results keyed by a hash of
-exactly the inputs they read: routing tables, routes and path latencies
-(`engine.routing.route_cache`: the fabric's graph, the routing policy and the demand; the
-link latencies only for the path sums), each collective's schedule
+exactly the inputs they read: the expanded graph (`engine.topology.graph_cache`: structure,
+failures, catalog; each expansion fills in its own latencies), routing tables, routes and
+path latencies (`engine.routing.route_cache`: the fabric's graph, the routing policy and the
+demand; the latency of each link class only for the path sums, which
+`engine.routing.path_latency` does once per distinct path shape), each collective's schedule
 (`engine.collectives.timing`: the op, algorithm, ranks and servers), each collective stage's
 max-min timing
 (`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict of each
@@ -21,12 +23,16 @@ from engine.collectives.stage_rates import STAGE_RATES
 from engine.collectives.stage_transport import VERDICTS
 from engine.collectives.work_cache import NETWORK_FLOWS, SCHEDULES
 from engine.routing import route_cache
+from engine.routing.path_latency import SIGNATURES
 from engine.runtime.lru import ByteLRU
+from engine.topology.graph_cache import GRAPHS
 
 CACHES: dict[str, ByteLRU] = {
+    "expanded graphs": GRAPHS,
     "routes": route_cache.ROUTES,
     "routing tables": route_cache.TABLES,
     "path latencies": route_cache.LATENCIES,
+    "path shapes": SIGNATURES,
     "flow bytes": route_cache.FLOW_BYTES,
     "schedules": SCHEDULES,
     "network flows": NETWORK_FLOWS,

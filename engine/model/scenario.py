@@ -13,6 +13,7 @@ docs/scenario-format.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import types
@@ -287,7 +288,9 @@ class Scenario:
 # Conversion between dataclasses and JSON-ready dicts, driven by the type hints above.
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
+    """The resolved field types of a model class (resolved once: they never change)."""
     return typing.get_type_hints(cls)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.routing.path_latency import SIGNATURES
 from engine.runtime.lru import ByteLRU
 from engine.topology.expand import Fabric
 
@@ -114,4 +115,5 @@ def clear() -> None:
     TABLES.clear()
     ROUTES.clear()
     LATENCIES.clear()
+    SIGNATURES.clear()
     FLOW_BYTES.clear()

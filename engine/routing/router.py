@@ -28,6 +28,7 @@ from engine.routing.kernels import (
     UNREACHABLE,
     route_flows,
 )
+from engine.routing.path_latency import SIGNATURES, path_signatures, signature_latencies
 from engine.routing.route_cache import (
     FLOW_BYTES,
     LATENCIES,
@@ -197,7 +198,6 @@ class Router:
             tables = _Tables(fabric)
             TABLES.put(self.digest, tables)
         self._t = tables
-        self._latency_key: str | None = None  # names this fabric's link latencies, when asked
 
     def node_salt(self, hash_scope: str) -> np.ndarray:
         """Per node: the salt of its ECMP hash function under `hash_scope` (cached).
@@ -316,19 +316,22 @@ class Router:
     ) -> RoutedFlows:
         """`paths` (kept under `key`) with this call's bytes per flow and this fabric's path
         latencies (kept per paths and link latencies: a sweep of anything else reuses them)."""
-        if self._latency_key is None:
-            self._latency_key = array_digest(self.fabric.link_latency)
-        latency_key = f"{key}|{self._latency_key}"
+        fab = self.fabric
+        signatures_key = f"{key}|{array_digest(fab.link_latency_class)}"
+        latency_key = f"{signatures_key}|{array_digest(fab.class_latency)}"
         latency = LATENCIES.get(latency_key)
         if latency is None:
-            latency = (
-                np.add.reduceat(
-                    paths.entry_weight * self.fabric.link_latency[paths.entry_link],
-                    paths.flow_ptr[:-1],
+            signatures = SIGNATURES.get(signatures_key)
+            if signatures is None:
+                signatures = path_signatures(
+                    paths.flow_ptr,
+                    paths.entry_link,
+                    paths.entry_weight,
+                    fab.link_latency_class,
+                    fab.class_latency.shape[0],
                 )
-                if paths.entry_link.shape[0]
-                else np.zeros(0)
-            )
+                SIGNATURES.put(signatures_key, signatures)
+            latency = signature_latencies(signatures, fab.class_latency)
             latency.flags.writeable = False
             LATENCIES.put(latency_key, latency)
         bytes_key = f"{key}|{array_digest(nbytes)}|{q}"

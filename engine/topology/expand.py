@@ -11,7 +11,7 @@ other. Problems name the group or bundle; the arrays are never built from a brok
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,64 +20,18 @@ from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
 from engine.runtime.memory import memory_limit
+from engine.topology.fabric import (  # noqa: F401 (the fabric is read from here too)
+    NODE_GPU,
+    NODE_NVSWITCH,
+    NODE_SWITCH,
+    NVLINK_BUNDLE,
+    Fabric,
+    describe_link,
+)
+from engine.topology.graph_cache import GRAPHS, graph_key
 from engine.topology.graph_kernels import component_labels
 from engine.topology.port_checks import port_problems
 from engine.topology.size import check_fits, estimate_size
-
-NODE_GPU, NODE_NVSWITCH, NODE_SWITCH = 0, 1, 2
-NVLINK_BUNDLE = -1
-
-
-@dataclass
-class Fabric:
-    """The expanded fabric: flat node, link and endpoint arrays plus their grouping."""
-
-    scenario: Scenario
-    node_kind: np.ndarray  # int8, NODE_*
-    node_group: np.ndarray  # int32 index into scenario.groups
-    node_member: np.ndarray  # int32 member index within its group (GPU index for GPUs)
-    gpu_server: np.ndarray  # int32 global server index of each GPU
-    gpu_local: np.ndarray  # int32 GPU index inside its server (its rail)
-    server_group: np.ndarray  # int32 group index of each server
-    server_first_gpu: np.ndarray  # int64, GPUs of server s are first[s] .. first[s+1]-1
-    server_nvswitch: np.ndarray  # int64 node index of each server's NVLink switch
-    link_src: np.ndarray  # int64 node
-    link_dst: np.ndarray  # int64 node
-    link_capacity: np.ndarray  # float64 bytes/s
-    link_latency: np.ndarray  # float64 s
-    link_bundle: np.ndarray  # int32 bundle index, NVLINK_BUNDLE for NVLink
-    link_upward: np.ndarray  # bool: from bundle side a to side b (toward the upper tier)
-    gpu_nvlink_up: np.ndarray  # int64 link GPU -> NVLink switch
-    gpu_nvlink_down: np.ndarray  # int64 link NVLink switch -> GPU
-    gpu_line_rate: np.ndarray  # float64 bytes/s of each GPU's network links (0: none)
-    bundle_cables: np.ndarray  # int64 cables installed per bundle (failed ones included)
-    bundle_cables_up: np.ndarray  # int64 cables working per bundle
-    group_first_node: np.ndarray  # int64 first node of each switch group (-1 for servers)
-    warnings: list[Problem] = field(default_factory=list)
-
-    @property
-    def n_nodes(self) -> int:
-        """Number of nodes (GPUs, NVLink switches, fabric switches)."""
-        return int(self.node_kind.shape[0])
-
-    @property
-    def n_links(self) -> int:
-        """Number of directed links."""
-        return int(self.link_src.shape[0])
-
-    @property
-    def n_gpus(self) -> int:
-        """Number of GPUs."""
-        return int(self.gpu_server.shape[0])
-
-    @property
-    def n_servers(self) -> int:
-        """Number of servers."""
-        return int(self.server_group.shape[0])
-
-    def network_link_mask(self) -> np.ndarray:
-        """True for fabric links (cables), false for NVLink."""
-        return self.link_bundle != NVLINK_BUNDLE
 
 
 @dataclass
@@ -184,12 +138,75 @@ def hop_latencies(
     return switches, {b.id: builder.propagation_s(b) for b in scenario.bundles}
 
 
+def latency_classes(scenario: Scenario, catalog: Catalog) -> np.ndarray:
+    """The latency of each link class, in s: class ``g`` for the NVLink links of server
+    group ``g`` (half the NVLink latency each way), then two per bundle ``b`` at
+    ``n_groups + 2b`` (into side b) and ``n_groups + 2b + 1`` (into side a): propagation,
+    the receiving switch's forwarding or the receiving NIC, and the sending NIC.
+
+    Links of a class share one latency, so a change of a latency field changes only this
+    small table: a cached graph (`engine.topology.graph_cache`) takes it as it is.
+    """
+    builder = _Builder(scenario, catalog)
+    groups = scenario.groups
+    index = {g.id: i for i, g in enumerate(groups)}
+    out = np.zeros(len(groups) + 2 * len(scenario.bundles))
+    for gi, g in enumerate(groups):
+        if g.kind == "server":
+            srv = catalog.get(g.model, "server")
+            out[gi] = float(srv.value("nvlink_latency_ns", g.overrides)) * 1e-9 / 2
+    for bi, b in enumerate(scenario.bundles):
+        ga, gb = groups[index[b.a]], groups[index[b.b]]
+        prop = builder.propagation_s(b)
+        into_b = prop + (
+            builder.switch_latency_s(gb) if gb.kind == "switch" else builder.nic_latency_s(gb)
+        )
+        into_a = prop + (
+            builder.switch_latency_s(ga) if ga.kind == "switch" else builder.nic_latency_s(ga)
+        )
+        if ga.kind == "server":
+            into_b += builder.nic_latency_s(ga)  # NIC transmit side
+        if gb.kind == "server":
+            into_a += builder.nic_latency_s(gb)
+        out[len(groups) + 2 * bi] = into_b
+        out[len(groups) + 2 * bi + 1] = into_a
+    out.flags.writeable = False
+    return out
+
+
 def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
-    """The flat `Fabric` of a scenario; `ScenarioError` lists every problem found."""
+    """The flat `Fabric` of a scenario; `ScenarioError` lists every problem found.
+
+    The graph of an equal structure is expanded once per process (`graph_cache`): a later
+    scenario that differs only in what the graph does not read (a latency, the workload)
+    shares its arrays, read-only, with its own latencies and scenario.
+    """
     cat = catalog or default_catalog()
     problems = check_structure(scenario, cat)
     if problems:
         raise ScenarioError(problems)
+    key = graph_key(scenario, cat)
+    known = GRAPHS.get(key)
+    if known is None:
+        known = _build(scenario, cat)
+        for value in vars(known).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False  # shared by every later expansion
+        GRAPHS.put(key, known)
+    class_latency = latency_classes(scenario, cat)
+    link_latency = class_latency[known.link_latency_class]
+    link_latency.flags.writeable = False
+    return replace(
+        known,
+        scenario=scenario,
+        link_latency=link_latency,
+        class_latency=class_latency,
+        warnings=list(known.warnings),
+    )
+
+
+def _build(scenario: Scenario, cat: Catalog) -> Fabric:
+    """Expand `scenario` (already checked) into its arrays."""
     size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     builder = _Builder(scenario, cat)
     builder.warnings.extend(size_warnings)
@@ -245,7 +262,6 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
 
     # --- NVLink: every GPU to its server's NVLink switch, both ways ------------------------
     nv_bw = np.empty(n_gpus)
-    nv_lat = np.empty(n_gpus)
     for gi, g in enumerate(groups):
         if g.kind != "server":
             continue
@@ -253,15 +269,13 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         first_gpu, _ = group_first_gpu[gi]
         count = g.count * int(srv.value("gpus_per_server"))
         nv_bw[first_gpu : first_gpu + count] = float(srv.value("nvlink_bw_GBps", g.overrides)) * 1e9
-        nv_lat[first_gpu : first_gpu + count] = (
-            float(srv.value("nvlink_latency_ns", g.overrides)) * 1e-9 / 2
-        )
     gpus = np.arange(n_gpus, dtype=np.int64)
     nvs = server_nvswitch[gpu_server]
     src_parts = [gpus, nvs]
     dst_parts = [nvs, gpus]
     cap_parts = [nv_bw, nv_bw]
-    lat_parts = [nv_lat, nv_lat]
+    nv_class = node_group[:n_gpus].astype(np.int32)  # class g: NVLink of server group g
+    class_parts = [nv_class, nv_class]
     bundle_parts = [np.full(2 * n_gpus, NVLINK_BUNDLE, dtype=np.int32)]
     up_parts = [np.concatenate([np.ones(n_gpus, bool), np.zeros(n_gpus, bool)])]
 
@@ -299,22 +313,12 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         nodes_a, nodes_b = nodes_a[alive], nodes_b[alive]
         bundle_cables_up[bi] = nodes_a.shape[0]
         capacity = b.speed_gbps * 1e9 / 8 * builder.header_efficiency
-        prop = builder.propagation_s(b)
-        lat_into_b = prop + (
-            builder.switch_latency_s(gb) if gb.kind == "switch" else builder.nic_latency_s(gb)
-        )
-        lat_into_a = prop + (
-            builder.switch_latency_s(ga) if ga.kind == "switch" else builder.nic_latency_s(ga)
-        )
-        if ga.kind == "server":
-            lat_into_b += builder.nic_latency_s(ga)  # NIC transmit side
-        if gb.kind == "server":
-            lat_into_a += builder.nic_latency_s(gb)
         n = nodes_a.shape[0]
         src_parts += [nodes_a, nodes_b]
         dst_parts += [nodes_b, nodes_a]
         cap_parts.append(np.full(2 * n, capacity))
-        lat_parts += [np.full(n, lat_into_b), np.full(n, lat_into_a)]
+        into_b = len(groups) + 2 * bi  # latency classes (see `latency_classes`)
+        class_parts += [np.full(n, into_b, np.int32), np.full(n, into_b + 1, np.int32)]
         bundle_parts.append(np.full(2 * n, bi, dtype=np.int32))
         up_parts.append(np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
 
@@ -327,6 +331,8 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     link_capacity = np.concatenate(cap_parts)
     link_bundle = np.concatenate(bundle_parts)
     network = link_bundle != NVLINK_BUNDLE
+    link_latency_class = np.concatenate(class_parts)
+    class_latency = latency_classes(scenario, cat)
     gpu_line_rate = np.zeros(n_gpus)
     out_of_gpu = network & (link_src < n_gpus)
     np.add.at(gpu_line_rate, link_src[out_of_gpu], link_capacity[out_of_gpu])
@@ -344,7 +350,9 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         link_src=link_src,
         link_dst=link_dst,
         link_capacity=link_capacity,
-        link_latency=np.concatenate(lat_parts),
+        link_latency=class_latency[link_latency_class],
+        link_latency_class=link_latency_class,
+        class_latency=class_latency,
         link_bundle=link_bundle,
         link_upward=np.concatenate(up_parts),
         gpu_nvlink_up=np.arange(n_gpus, dtype=np.int64),
@@ -420,20 +428,3 @@ def _reachability_problems(fabric: Fabric) -> list[Problem]:
             f"to the others; connect their servers to the fabric or undo the failures that cut them off",
         )
     ]
-
-
-def describe_link(fabric: Fabric, link: int) -> str:
-    """A readable name for a directed link, e.g. ``leaf[3] -> spine[12] (leaf-spine)``."""
-
-    def name(node: int) -> str:
-        g = fabric.scenario.groups[int(fabric.node_group[node])]
-        kind = int(fabric.node_kind[node])
-        if kind == NODE_GPU:
-            return f"gpu[{node}]"
-        if kind == NODE_NVSWITCH:
-            return f"nvswitch[{int(fabric.node_member[node])}]"
-        return f"{g.id}[{int(fabric.node_member[node])}]"
-
-    bundle = int(fabric.link_bundle[link])
-    via = "nvlink" if bundle == NVLINK_BUNDLE else fabric.scenario.bundles[bundle].id
-    return f"{name(int(fabric.link_src[link]))} -> {name(int(fabric.link_dst[link]))} ({via})"
