@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.model.scenario import RoutingPolicy
 from engine.routing.adaptive import refine_adaptive
+from engine.routing.endpoints import endpoints
 from engine.routing.hashing import flow_hashes, node_salts
 from engine.routing.kernels import (
     MODE_ADAPTIVE,
@@ -130,7 +131,7 @@ class _Tables:
         self.n_switches = switch_nodes.shape[0]
         if self.n_switches >= np.iinfo(np.int16).max:
             raise ValueError(f"{self.n_switches} switches: routing tables hold at most 32,766")
-        self.net_label = component_labels(n, src, dst)
+        self.net_label = component_labels(n, src, dst).astype(np.int64)
         self.has_net = fabric.gpu_line_rate > 0
         self.attach_key, self.key_sets = _attachment_keys(fabric, out_ptr, self.out_link)
         self.dist = np.empty((0, self.n_switches + 1), dtype=np.int16)
@@ -249,35 +250,16 @@ class Router:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Where each connection enters and leaves the network (-1: inside one server; -2: none)."""
         f, t = self.fabric, self._t
-        server_s, server_d = f.gpu_server[src], f.gpu_server[dst]
-        first_s, first_d = f.server_first_gpu[server_s], f.server_first_gpu[server_d]
-        size_s = f.server_first_gpu[server_s + 1] - first_s
-        size_d = f.server_first_gpu[server_d + 1] - first_d
-        exit_ = dst.copy()
-        no_nic = ~t.has_net[dst]
-        for i in np.flatnonzero(no_nic):
-            local = np.flatnonzero(t.has_net[first_d[i] : first_d[i] + size_d[i]])
-            exit_[i] = first_d[i] + local[0] if local.size else -2
-        entry = np.full(src.shape[0], -2, dtype=np.int64)
-        ok_exit = exit_ >= 0
-        label_x = np.where(ok_exit, t.net_label[np.maximum(exit_, 0)], -1)
-        own = ok_exit & t.has_net[src] & (t.net_label[src] == label_x)
-        if not pxn:
-            entry[own] = src[own]
-        local_x = np.where(ok_exit, f.gpu_local[np.maximum(exit_, 0)], 0)
-        rail_peer = first_s + local_x
-        peer_ok = (entry == -2) & ok_exit & (local_x < size_s)
-        peer_ok &= t.net_label[np.where(peer_ok, rail_peer, 0)] == label_x
-        entry[peer_ok] = rail_peer[peer_ok]
-        for i in np.flatnonzero((entry == -2) & ok_exit):
-            candidates = np.arange(first_s[i], first_s[i] + size_s[i])
-            fit = candidates[t.net_label[candidates] == label_x[i]]
-            if fit.size:
-                entry[i] = fit[0]
-        inside = server_s == server_d
-        entry[inside] = -1
-        exit_[inside] = dst[inside]
-        return entry, exit_
+        return endpoints(
+            src,
+            dst,
+            bool(pxn),
+            f.gpu_server,
+            f.gpu_local,
+            f.server_first_gpu,
+            t.has_net,
+            t.net_label,
+        )
 
     def route(
         self,

@@ -146,3 +146,24 @@ def test_graph_kernels_match_reference(seed):
         in_ptr, src[order], transit, np.array([0, 2]), np.array(targets, dtype=np.int64), local, out
     )
     assert list(out[0]) == distances_reference(n, src, dst, transit, targets)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distances_in_batches_of_sets_match_the_reference(seed):
+    # 70 target sets: more than the 64 the kernel advances together
+    rng = np.random.default_rng(100 + seed)
+    n = 60
+    src, dst = _random_graph(rng, n, 150)
+    transit = rng.random(n) < 0.8
+    sets = [list(rng.choice(n, size=rng.integers(1, 4), replace=False)) for _ in range(70)]
+    order = np.argsort(dst, kind="stable")
+    in_ptr = np.zeros(n + 1, dtype=np.int64)
+    in_ptr[1:] = np.cumsum(np.bincount(dst, minlength=n))
+    target_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
+    target_ptr[1:] = np.cumsum([len(t) for t in sets])
+    targets = np.array([x for t in sets for x in t], dtype=np.int64)
+    out = np.empty((len(sets), n), dtype=np.int16)
+    local = np.arange(n, dtype=np.int64)
+    distances_to_targets(in_ptr, src[order], transit, target_ptr, targets, local, out)
+    for k, t in enumerate(sets):
+        assert list(out[k]) == distances_reference(n, src, dst, transit, t), k
