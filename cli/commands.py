@@ -21,7 +21,7 @@ from cli.formatting import (
     format_transport,
     number,
 )
-from cli.inputs import load_scenario, parse_sizes, with_traffic
+from cli.inputs import load_scenario, with_traffic
 from cli.progress import stage_progress
 from engine.analysis import (
     PRESETS,
@@ -48,6 +48,7 @@ from engine.catalog.devices import default_catalog
 from engine.library.store import LibraryError
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import to_json
+from engine.model.sizes import parse_sizes
 
 EXIT_OK, EXIT_INVALID = 0, 2
 DASK_CONNECT_TIMEOUT_S = 5.0  # a scheduler that does not answer by then is named as unreachable

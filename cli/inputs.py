@@ -1,4 +1,6 @@
-"""What the command line reads: a scenario reference with ``--set`` overrides, and sizes.
+"""What the command line reads: a scenario reference with ``--set`` overrides.
+
+Sizes (``--sizes 8:16G``) are read by `engine.model.sizes`, which the scenario shares.
 
 SCENARIO is a preset name, a scenario JSON file or ``library:NAME`` (the library named by
 FABRICLAB_LIBRARY, else the user's); ``--traffic FILE`` replaces its workload by a traffic
@@ -8,11 +10,8 @@ matrix.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
-
-import numpy as np
 
 from engine.analysis import PRESETS, import_traffic, load_from_library, load_preset
 from engine.model.errors import Problem, ScenarioError
@@ -67,34 +66,3 @@ def with_traffic(scenario: Scenario, path: str | None) -> Scenario:
     ]
     print(f"note: {len(flows):,} flows of {path} run as the workload", file=sys.stderr)
     return scenario
-
-
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
-def parse_size(text: str) -> float:
-    """Bytes from text like ``8``, ``64K``, ``8G``, ``8GiB`` (binary units, as nccl-tests)."""
-    match = re.fullmatch(
-        r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper()
-    )
-    if match is None:
-        raise ScenarioError(Problem("--sizes", f"cannot read {text!r} as a size (e.g. 8, 64K, 8G)"))
-    value = float(match.group(1)) * _UNITS[match.group(2)]
-    if value <= 0:
-        raise ScenarioError(Problem("--sizes", f"sizes must be positive, not {text!r}"))
-    return value
-
-
-def parse_sizes(spec: str, factor: float = 2.0) -> np.ndarray:
-    """Sizes from ``MIN:MAX`` in steps of `factor` (``8G:8G`` is one size)."""
-    lo_text, _, hi_text = spec.partition(":")
-    lo = parse_size(lo_text)
-    hi = parse_size(hi_text) if hi_text else lo
-    if hi < lo:
-        raise ScenarioError(
-            Problem("--sizes", f"the largest size ({hi_text}) is below the smallest ({lo_text})")
-        )
-    if factor <= 1:
-        raise ScenarioError(Problem("--factor", f"the step factor must exceed 1, not {factor:g}"))
-    count = int(np.floor(np.log(hi / lo) / np.log(factor) + 1e-9)) + 1
-    return lo * factor ** np.arange(count)

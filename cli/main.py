@@ -19,7 +19,6 @@ from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.goodput_command import add_goodput_command
-from cli.inputs import parse_size
 from cli.template_command import add_template_command
 from engine.analysis import (
     METRICS,
@@ -31,6 +30,7 @@ from engine.analysis import (
 )
 from engine.catalog.errors import CatalogError
 from engine.model.errors import ScenarioError
+from engine.model.sizes import parse_size
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE of sysexits.h: a bug, not bad input
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl+C

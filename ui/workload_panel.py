@@ -1,8 +1,8 @@
 """The Workload dock: the collective benchmark and the training job, edited in the window.
 
-The collective part sets the operation, the ranks it runs on (0: every GPU) and the
-permutation test's message size; the training part the model preset, its parallelism (TP,
-PP, DP, EP, CP), micro-batch, global batch, sequence length, ZeRO stage and whether the
+The collective part sets the operation, the ranks it runs on (0: every GPU), the
+permutation test's message size and the range of sizes the collective curve covers; the
+training part the model preset, its parallelism (TP, PP, DP, EP, CP), micro-batch, global batch, sequence length, ZeRO stage and whether the
 data-parallel traffic overlaps the backward pass. A zero keeps the preset's value ("preset"
 in the box). Every edit goes through `ScenarioDocument.set_field`, so it is one undo step,
 and the panel shows the same messages the inspector does: a refused edit's reason, and the
@@ -81,11 +81,19 @@ class WorkloadPanel(QWidget):
         self.message_edit.setToolTip(
             "Bytes each connection of the permutation test carries, e.g. 1G, 256M, 1e9"
         )
+        self.sizes_edit = QLineEdit()
+        self.sizes_edit.setObjectName("workloadSizes")
+        self.sizes_edit.setPlaceholderText("8:8G (steps of 4)")
+        self.sizes_edit.setToolTip(
+            "Message sizes of the collective curve: MIN:MAX in steps of 4, or MIN:MAX:FACTOR, "
+            "e.g. 1M:8G or 64K:1G:2; empty for 8 B to 8 GiB"
+        )
         collective = QGroupBox("Collective and permutation test")
         form = QFormLayout(collective)
         form.addRow("Operation", self.op_combo)
         form.addRow("Ranks", self.ranks_spin)
         form.addRow("Message size (B)", self.message_edit)
+        form.addRow("Curve sizes (B)", self.sizes_edit)
 
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("workloadModel")
@@ -122,6 +130,9 @@ class WorkloadPanel(QWidget):
         )
         self.ranks_spin.valueChanged.connect(lambda v: self._apply("workload.ranks", str(v)))
         self.message_edit.editingFinished.connect(self._message_entered)
+        self.sizes_edit.editingFinished.connect(
+            lambda: self._apply("workload.sizes", self.sizes_edit.text().strip())
+        )
         self.model_combo.activated.connect(
             lambda i: self._apply("workload.training.model", self.model_combo.itemText(i))
         )
@@ -144,6 +155,7 @@ class WorkloadPanel(QWidget):
             self.op_combo,
             self.ranks_spin,
             self.message_edit,
+            self.sizes_edit,
             self.model_combo,
             *self.numbers.values(),
             self.zero_combo,
@@ -163,6 +175,7 @@ class WorkloadPanel(QWidget):
             self.op_combo.setCurrentText(w.op)
             self.ranks_spin.setValue(max(-MAX_COUNT, min(MAX_COUNT, w.ranks)))
             self.message_edit.setText(bytes_text(w.message_bytes))
+            self.sizes_edit.setText(w.sizes)
             if self.model_combo.findText(job.model) < 0:
                 self.model_combo.addItem(job.model)
             self.model_combo.setCurrentText(job.model)

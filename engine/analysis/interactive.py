@@ -11,6 +11,7 @@ from engine.analysis.results import AppReport
 from engine.catalog.devices import Catalog
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.model.scenario import Scenario
+from engine.model.sizes import curve_sizes
 from engine.runtime.progress import Progress
 
 PARTS = ("permutation", "collective", "training", "cost")
@@ -21,7 +22,8 @@ def run_evaluation(
 ) -> AppReport:
     """The engine's report for the UI (runs on a worker thread, never on the GUI thread).
 
-    The `PARTS` of `evaluate` over the engine's default message sizes: the permutation test,
+    The `PARTS` of `evaluate` over the workload's curve sizes (the engine's default range
+    unless ``workload.sizes`` names one): the permutation test,
     the workload's collective, one training step and the cost report. A scenario that cannot
     be expanded raises `ScenarioError`; when only training or cost fail, their message goes
     to ``training_error`` / ``cost_error`` and the rest is kept. ``collective_sweep``
@@ -41,7 +43,7 @@ def run_evaluation(
         scenario,
         catalog,
         parts=PARTS,
-        collective_sizes=DEFAULT_SIZES,
+        collective_sizes=curve_sizes(scenario.workload.sizes, DEFAULT_SIZES),
         progress=progress,
         keep_going=True,
     )

@@ -194,7 +194,9 @@ class Workload:
     ``permutation``: every GPU sends to one GPU on another server. The collective fields
     (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs, `placement`: GPU ids in rank
     order, empty for servers in order) drive the collective benchmark;
-    `training` the training-step model; ``traffic`` runs the flows of `matrix`.
+    `training` the training-step model; ``traffic`` runs the flows of `matrix`. `sizes`
+    is the range of the app's collective curve (``1M:8G``, ``8:8G:2``; empty: 8 B to
+    8 GiB in steps of 4).
     """
 
     kind: str = "permutation"
@@ -204,6 +206,7 @@ class Workload:
     algorithm: str = "auto"
     protocol: str = "auto"
     ranks: int = 0
+    sizes: str = ""
     placement: list[int] = field(default_factory=list)
     training: TrainingJob = field(default_factory=TrainingJob)
     matrix: list[TrafficFlow] = field(default_factory=list)

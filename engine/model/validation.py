@@ -27,6 +27,7 @@ from engine.model.scenario import (
     Scenario,
     TrainingJob,
 )
+from engine.model.sizes import check_sizes
 from engine.model.traffic import check_traffic
 from engine.model.transport_checks import check_transport
 
@@ -452,14 +453,6 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
                 "kind",
             )
         )
-    if not w.message_bytes >= 1:
-        problems.append(
-            Problem(
-                "workload",
-                f"message_bytes must be at least one byte, not {w.message_bytes:g}",
-                "message_bytes",
-            )
-        )
     for i, sf in enumerate(scenario.failures.switches):
         where = f"failures.switches[{i}]"
         g = groups.get(sf.group)
@@ -493,6 +486,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_technology(scenario, catalog, usable)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
+    problems += check_sizes(scenario.workload)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")

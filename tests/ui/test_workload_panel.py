@@ -103,3 +103,24 @@ def test_byte_counts_read_back_as_typed():
         "1.5",
     ]
     assert all(parse_bytes(bytes_text(v)) == v for v in (2**30, 3 * 2**20, 4096, 1000))
+
+
+def test_typed_curve_sizes_set_the_collective_curve(qtbot, win, panel):
+    with qtbot.waitSignal(win.worker.finished, timeout=120_000):
+        type_into(qtbot, panel.sizes_edit, "1M:1G")
+        win.evaluate_now()
+    assert win.document.scenario.workload.sizes == "1M:1G"
+    sizes = win.last_report.collective_sweep.sizes
+    assert sizes == tuple(float(2**20 * 4**i) for i in range(6))  # 1M .. 1G in steps of 4
+    xs, _ = next(iter(win.results.curves.values())).getOriginalDataset()
+    assert list(xs) == list(sizes)
+
+
+def test_an_unreadable_size_range_is_named(qtbot, win, panel):
+    type_into(qtbot, panel.sizes_edit, "1M:lots")
+    assert "sizes" in panel.error_label.text() and "lots" in panel.error_label.text()
+    panel.sizes_edit.selectAll()
+    qtbot.keyClick(panel.sizes_edit, Qt.Key.Key_Backspace)
+    qtbot.keyClick(panel.sizes_edit, Qt.Key.Key_Return)
+    assert win.document.scenario.workload.sizes == ""
+    assert panel.error_label.text() == ""

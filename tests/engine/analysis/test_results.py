@@ -132,7 +132,7 @@ def test_to_json_is_the_golden_json(scenario, catalog, probes):
 
 
 def test_the_collective_rows_json_is_what_collective_json_prints(scenario, catalog):
-    from cli.inputs import parse_sizes
+    from engine.model.sizes import parse_sizes
 
     result = collective_run(scenario, catalog, parse_sizes("8:16G", 4.0))
     assert _normalized(result.rows_json()) == _golden("collective")
