@@ -35,6 +35,7 @@ from engine.flows.utilization import (
     utilization_by_tier,
     utilization_histogram,
 )
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import Router
@@ -194,10 +195,10 @@ def evaluate(
     or cost report that cannot be computed leaves its reason in ``training_error`` /
     ``cost_error`` and the rest of the result stands.
     """
-    catalog = catalog or default_catalog()
     checkpoint(progress, 0.0, "expand")
     t0 = time.perf_counter()
     fabric = expand(scenario, catalog)
+    catalog = scenario_catalog(scenario, catalog)  # after expand, which names every problem
     t_expand = time.perf_counter() - t0
     router = Router(fabric)
     found: dict[str, Any] = {"topology": TopologySummary.from_dict(topology_summary(fabric))}

@@ -35,8 +35,9 @@ from engine.analysis.transport_demand import (
     refuse,
 )
 from engine.analysis.transport_demand import demand as build_demand
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.flows.utilization import summary_stats
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import RoutedFlows, Router
@@ -74,7 +75,7 @@ def transport_study(
     the study between them and between the simulation's windows (`RunCancelledError`).
     """
     started = time.perf_counter()
-    catalog = catalog or default_catalog()
+    catalog = scenario_catalog(scenario, catalog)
     check_workload(workload)
     checkpoint(progress, 0.0, "expand")
     fabric = expand(scenario, catalog)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.formats import astra, graphml, htsim, ns3
 from engine.formats.astra_workload import COLLECTIVES, read_micro, write_micro
 from engine.formats.graph import FabricGraph, Flow, fabric_graph, workload_flows
@@ -25,6 +25,7 @@ from engine.formats.htsim_topology import (
 )
 from engine.formats.lines import refuse
 from engine.formats.steps import collective_steps
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
 
@@ -46,7 +47,7 @@ def export_texts(
         raise refuse(
             "--format", None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}"
         )
-    fabric = expand(scenario, catalog or default_catalog())
+    fabric = expand(scenario, catalog)
     graph = fabric_graph(fabric)
     steps: list[list[Flow]] = []
     if scenario.workload.kind == "collective":
@@ -161,7 +162,7 @@ def _check_graphml(read: graphml.GraphmlGraph, graph: FabricGraph) -> None:
 
 def _add_fat_tree(files, scenario: Scenario, fabric, catalog: Catalog | None, graph) -> None:
     """Add htsim's fat-tree topology to `files` where the fabric is one htsim builds."""
-    params = fat_tree_params(scenario, fabric, catalog or default_catalog())
+    params = fat_tree_params(scenario, fabric, scenario_catalog(scenario, catalog))
     if params is not None:
         files["fat_tree.topo"] = write_fat_tree_topo(params, graph.name)
         _check_fat_tree(files["fat_tree.topo"], params, scenario)

@@ -20,6 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.model.devices import CustomDevice, json_value
 from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
@@ -256,7 +257,7 @@ class Calibration:
 @dataclass
 class Scenario:
     """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
-    failures, and the calibration fitted to measured runs."""
+    failures, the calibration fitted to measured runs, and its own catalog entries."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -267,6 +268,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
     calibration: Calibration = field(default_factory=Calibration)
+    devices: list[CustomDevice] = field(default_factory=list)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""
@@ -309,8 +311,9 @@ def _fail(path: str, message: str) -> ScenarioError:
 def _convert(value: Any, tp: Any, path: str, limit: Limit | None = None) -> Any:
     """`value` read from JSON, checked against and converted to the type `tp`; a number
     beyond `limit` (or, with none, beyond a 64-bit integer) is refused."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
+    if tp is Any:  # a user-defined device's figure (engine.model.devices)
+        return json_value(value, path)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
@@ -186,10 +187,10 @@ def hop_latencies(
 
 def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     """The flat `Fabric` of a scenario; `ScenarioError` lists every problem found."""
-    cat = catalog or default_catalog()
-    problems = check_structure(scenario, cat)
+    problems = check_structure(scenario, catalog or default_catalog())
     if problems:
         raise ScenarioError(problems)
+    cat = scenario_catalog(scenario, catalog)
     size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     builder = _Builder(scenario, cat)
     builder.warnings.extend(size_warnings)
