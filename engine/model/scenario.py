@@ -26,7 +26,7 @@ from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the devices a scenario defines itself
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
