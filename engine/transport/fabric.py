@@ -72,8 +72,10 @@ def network_from_routes(
     routed: RoutedFlows,
     catalog: Catalog,
     capacity_Bps: np.ndarray | None = None,
+    start_s: np.ndarray | None = None,
 ) -> TransportNetwork:
-    """The transport network of `routed` on `fabric`: one class per distinct cable path.
+    """The transport network of `routed` on `fabric`: one class per distinct cable path
+    (and start time: `start_s` per routed flow, all 0 when not given).
 
     A flow's feedback delay is twice its path latency (the fabric's per-link latency:
     propagation plus the switch or NIC at the far end). `capacity_Bps` (per fabric link)
@@ -106,7 +108,11 @@ def network_from_routes(
     )
     path_latency = np.add.reduceat(latency[local], ptr[:-1]) if local.size else np.zeros(0)
     classes, of_flow = group_into_classes(
-        ptr, local.astype(np.int64), routed.flow_bytes[keep_flow], None, 2.0 * path_latency
+        ptr,
+        local.astype(np.int64),
+        routed.flow_bytes[keep_flow],
+        None if start_s is None else np.asarray(start_s, dtype=np.float64)[keep_flow],
+        2.0 * path_latency,
     )
     flow_class = np.full(routed.n_flows, -1, dtype=np.int64)
     flow_class[keep_flow] = of_flow
