@@ -93,6 +93,7 @@ def permutation_test(
     whose flows start at different times is taken in phases: the flows of one start time
     share the links, phases follow each other (`engine.flows.arrivals.phase_rates`)."""
     s = fabric.scenario
+    catalog = scenario_catalog(s, catalog)
     router = router or Router(fabric)
     nbytes: np.ndarray | float = s.workload.message_bytes
     start = None

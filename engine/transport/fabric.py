@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.model.catalogs import scenario_catalog
 from engine.routing.router import RoutedFlows
 from engine.topology.expand import NODE_SWITCH, Fabric
 from engine.transport.defaults import ECN_OFF, ecn_params, switch_port_buffer_bytes
@@ -83,6 +84,7 @@ def network_from_routes(
     """
     if np.any(routed.entry_weight != 1.0):
         raise ValueError("sprayed flows split over several paths; route with ecmp or adaptive")
+    catalog = scenario_catalog(fabric.scenario, catalog)
     cable = fabric.network_link_mask()[routed.entry_link]
     owner = np.repeat(np.arange(routed.n_flows), np.diff(routed.flow_ptr))
     counts = np.bincount(owner[cable], minlength=routed.n_flows)

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import Scenario
 from engine.routing.router import RoutedFlows
 from engine.topology.expand import Fabric
@@ -47,6 +48,7 @@ def _a_switch(scenario: Scenario) -> str | None:
 def scenario_transport_config(scenario: Scenario, catalog: Catalog) -> TransportConfig:
     """The transport configuration of `scenario`: the technology's defaults with the
     scenario's transport settings and MTU applied."""
+    catalog = scenario_catalog(scenario, catalog)
     t = scenario.transport
     technology = scenario.fabric.technology
     profile = t.dcqcn_profile or nic_dcqcn_profile(scenario, catalog)

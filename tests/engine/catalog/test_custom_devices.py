@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from engine.analysis import cost_run, evaluate, fabric_size, open_library
+from engine.analysis import cost_run, evaluate, fabric_size, open_library, sweep
 from engine.catalog.custom import (
     DeviceEntryError,
     merge_devices,
@@ -189,3 +189,17 @@ def test_two_entries_with_one_id_are_refused():
     with pytest.raises(DeviceEntryError) as err:
         merge_devices(default_catalog(), [_host().entry(), _host().entry()])
     assert err.value.index == 1 and err.value.field == "id"
+
+
+def test_a_sweep_runs_every_metric_family_on_user_defined_devices():
+    scenario = _scenario(4)
+    capex = sweep(scenario, [("groups.hosts.count", ["4", "6"])], "capex_usd")
+    assert capex.errors == {}
+    for count, value in zip((4, 6), capex.results, strict=True):
+        assert value == cost_run(_scenario(count), default_catalog()).capex_usd
+    # two more hosts add two host prices and their cables: at least the hosts themselves
+    assert capex.results[1] - capex.results[0] >= 2 * HOST_PRICE
+    flows = sweep(scenario, [("fabric.switch_latency_ns", ["300", "900"])], "busbw_GBps")
+    assert flows.errors == {} and all(v > 0 for v in flows.results)
+    perm = sweep(scenario, [("routing.seed", ["0", "1"])], "permutation_mean_throughput")
+    assert perm.errors == {} and all(0 < v <= 1.0 + 1e-9 for v in perm.results)
