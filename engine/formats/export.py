@@ -15,7 +15,14 @@ import numpy as np
 
 from engine.catalog.devices import Catalog
 from engine.formats import astra, graphml, htsim, ns3
-from engine.formats.astra_workload import COLLECTIVES, read_micro, write_micro
+from engine.formats.astra_workload import (
+    COLLECTIVES,
+    Layer,
+    read_layers,
+    read_micro,
+    write_layers,
+    write_micro,
+)
 from engine.formats.graph import FabricGraph, Flow, fabric_graph, workload_flows
 from engine.formats.htsim_topology import (
     fat_tree_params,
@@ -39,10 +46,16 @@ class RoundTripError(AssertionError):
 
 
 def export_texts(
-    scenario: Scenario, fmt: str, catalog: Catalog | None = None, simai: bool = False
+    scenario: Scenario,
+    fmt: str,
+    catalog: Catalog | None = None,
+    simai: bool = False,
+    training: tuple[str, list[Layer]] | None = None,
 ) -> dict[str, str]:
     """File name -> text of `scenario` in format `fmt` (one of `FORMATS`), checked by
-    reading it back; `simai` writes the ns-3 topology with SimAI's wider first line."""
+    reading it back; `simai` writes the ns-3 topology with SimAI's wider first line.
+    `training` (the parallelism and layers of a training step, `engine.analysis` makes
+    them) is ASTRA-sim's workload in place of the collective's."""
     if fmt not in FORMATS:
         raise refuse(
             "--format", None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}"
@@ -86,7 +99,11 @@ def export_texts(
         w = scenario.workload
         size = round(w.message_bytes)
         workload = write_micro(w.op, size)
-        if workload is not None:
+        if training is not None:
+            files["workload.txt"] = write_layers(*training)
+            if read_layers(files["workload.txt"]) != training:
+                raise RoundTripError("the ASTRA-sim training workload did not read back")
+        elif workload is not None:
             if read_micro(workload) != [("collective", COLLECTIVES[w.op], size)]:
                 raise RoundTripError("the ASTRA-sim workload did not read back as written")
             files["workload.txt"] = workload
@@ -98,7 +115,12 @@ def export_texts(
 
 
 def write_export(
-    scenario: Scenario, fmt: str, out: Path, catalog: Catalog | None = None, simai: bool = False
+    scenario: Scenario,
+    fmt: str,
+    out: Path,
+    catalog: Catalog | None = None,
+    simai: bool = False,
+    training: tuple[str, list[Layer]] | None = None,
 ) -> list[Path]:
     """Write `scenario` in format `fmt` to `out`; returns the files written.
 
@@ -108,7 +130,7 @@ def write_export(
     fabric is a 3-tier fat-tree htsim can build, ``astra`` the collective's text workload
     (suffix ``.workload.txt``).
     """
-    files = export_texts(scenario, fmt, catalog, simai)
+    files = export_texts(scenario, fmt, catalog, simai, training)
     if fmt == "ns3":
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / name for name in files]
