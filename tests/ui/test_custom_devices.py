@@ -4,15 +4,18 @@ it in the user catalog beside the library and add a group of it from there."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
 
-from engine.analysis import open_library
+from engine.analysis import import_topology, open_library
 from engine.catalog.custom import USER_CATALOG_NAME
 from tests.ui.windows import shown_window
 from ui.palette import USER_MARK
+
+TIMEOUT_MS = 60_000  # a first run may compile the engine's kernels
 
 
 @pytest.fixture
@@ -131,3 +134,20 @@ def test_a_device_kept_in_the_user_catalog_is_offered_by_the_next_window(qtbot, 
     assert doc.undo_stack.count() == 1
     doc.undo_stack.undo()
     assert doc.scenario == before
+
+
+def test_the_bill_of_materials_marks_user_defined_devices(qtbot):
+    path = Path(__file__).resolve().parents[1] / "fixtures/formats/samples/one-nic-hosts.links.csv"
+    scenario = import_topology(path, switch_model="qm9700")
+    win = shown_window(qtbot, scenario)
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        win.evaluate_now()
+    table = win.results.cost_table
+    cells = [
+        table.item(r, c).text()
+        for r in range(table.rowCount())
+        for c in range(table.columnCount())
+        if table.item(r, c) is not None
+    ]
+    assert any("[user-defined]" in text and "imported host" in text for text in cells)
+    assert USER_MARK in win.palette.items["host-1x400g"].text(0)
