@@ -32,6 +32,7 @@ from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from ui.about import AboutDialog
 from ui.canvas.view import FabricCanvas
+from ui.custom_devices import CustomDevices
 from ui.document.document import ScenarioDocument
 from ui.formats import FormatActions
 from ui.icons import set_action_icons
@@ -171,6 +172,7 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
             self._add_library(self.library_session)
             self.evaluated.connect(self.library_session.cache_report)
             self.library_session.measurementsChanged.connect(self._show_measured)
+        self.custom_devices = CustomDevices(self)  # the palette's user-defined devices
         self.document.undo_stack.cleanChanged.connect(self._clean_changed)
         self.set_theme(self.store.value(THEME_SETTING))
         self._restore_settings()

@@ -5,26 +5,35 @@ Each item carries its catalog id; dragging it produces `QMimeData` of type `DEVI
 it) emits `deviceActivated(id)`, which the main window turns into a new group. Each item
 shows the same device icon as the canvas nodes (kind, technology badge), redrawn by
 `set_theme` when the theme changes.
+
+User-defined devices (the scenario's own and those of the user catalog beside the library)
+are listed after the shipped ones of their section, marked ``(user-defined)`` and in italics
+(`set_user_devices`). The context menu's "Duplicate as custom device…" (also
+`duplicate_action`, on the current item) emits `duplicateRequested(id)`.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, QSize, Qt, Signal
+from PySide6.QtCore import QMimeData, QPoint, QSize, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
+    QMenu,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from engine.catalog.devices import Catalog
+from engine.catalog.devices import Catalog, Device
 from ui.canvas.gestures import DEVICE_MIME
 from ui.icons import device_icon
 from ui.theme import LIGHT, Theme
 
 MODEL_ROLE = Qt.ItemDataRole.UserRole
+USER_ROLE = Qt.ItemDataRole.UserRole + 1  # True on a user-defined device's item
+USER_MARK = "(user-defined)"
 SECTIONS = (("server", "Servers"), ("switch", "Switches"))
 SECTION_TIERS = {"server": "server", "switch": ""}  # palette switches have no tier yet
 ICON_PX = 20
@@ -53,6 +62,7 @@ class Palette(QWidget):
     """Search box over a two-section tree (servers, switches) of the catalog's devices."""
 
     deviceActivated = Signal(str)
+    duplicateRequested = Signal(str)
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,19 +86,15 @@ class Palette(QWidget):
             section.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.sections[kind] = section
             for device in catalog.of_kind(kind):
-                item = QTreeWidgetItem(section, [device.id])
-                item.setData(0, MODEL_ROLE, device.id)
-                item.setToolTip(0, f"{device.name} ({device.vendor})")
-                item.setFlags(
-                    Qt.ItemFlag.ItemIsEnabled
-                    | Qt.ItemFlag.ItemIsSelectable
-                    | Qt.ItemFlag.ItemIsDragEnabled
-                )
-                self.items[device.id] = item
-                self.technologies[device.id] = device.technology
-                self.kinds[device.id] = kind
+                self._add_item(section, device)
         self.tree.expandAll()
+        self.theme = LIGHT
         self.set_theme(LIGHT)
+        self.duplicate_action = QAction("Duplicate as custom device…", self)
+        self.duplicate_action.setObjectName("duplicateDeviceAction")
+        self.duplicate_action.triggered.connect(self._duplicate_current)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
         self.search.textChanged.connect(self.filter)
         self.tree.itemActivated.connect(self._activated)
         layout = QVBoxLayout(self)
@@ -96,8 +102,63 @@ class Palette(QWidget):
         layout.addWidget(self.search)
         layout.addWidget(self.tree, 1)
 
+    def _add_item(self, section: QTreeWidgetItem, device: Device) -> QTreeWidgetItem:
+        mark = f"  {USER_MARK}" if device.user_defined else ""
+        item = QTreeWidgetItem(section, [device.id + mark])
+        item.setData(0, MODEL_ROLE, device.id)
+        item.setData(0, USER_ROLE, device.user_defined)
+        item.setToolTip(0, f"{device.name} ({device.vendor})" + mark)
+        if device.user_defined:
+            font = item.font(0)
+            font.setItalic(True)
+            item.setFont(0, font)
+        item.setFlags(
+            Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled
+        )
+        self.items[device.id] = item
+        self.technologies[device.id] = device.technology
+        self.kinds[device.id] = device.kind
+        return item
+
+    def set_user_devices(self, devices: list[Device]) -> None:
+        """List `devices` (user-defined servers and switches) after the shipped ones, in
+        place of those listed before; the filter stays applied."""
+        for model in [m for m, item in self.items.items() if item.data(0, USER_ROLE)]:
+            item = self.items.pop(model)
+            item.parent().removeChild(item)
+        for device in devices:
+            section = self.sections.get(device.kind)
+            if section is not None and device.id not in self.items:
+                item = self._add_item(section, device)
+                item.setIcon(0, self._icon(device.id, self.theme))
+        self.filter(self.search.text())
+
+    def user_models(self) -> list[str]:
+        """The ids of the user-defined devices listed."""
+        return [m for m, item in self.items.items() if item.data(0, USER_ROLE)]
+
+    def _icon(self, model: str, theme: Theme):
+        kind = self.kinds[model]
+        return device_icon(kind, SECTION_TIERS[kind], self.technologies[model], theme)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.tree.itemAt(pos)
+        if item is None or not item.data(0, MODEL_ROLE):
+            return
+        self.tree.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction(self.duplicate_action)
+        menu.exec(self.tree.viewport().mapToGlobal(pos))
+
+    def _duplicate_current(self) -> None:
+        item = self.tree.currentItem()
+        model = item.data(0, MODEL_ROLE) if item is not None else None
+        if model:
+            self.duplicateRequested.emit(model)
+
     def set_theme(self, theme: Theme) -> None:
         """Draw every device's icon in `theme`'s colours."""
+        self.theme = theme
         for model, item in self.items.items():
             kind = self.kinds[model]
             item.setIcon(0, device_icon(kind, SECTION_TIERS[kind], self.technologies[model], theme))

@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from engine.analysis.results.measured import NcclTestsRun
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.collectives.placement import placement
 from engine.collectives.timing import CollectiveEngine
 from engine.model.calibration_checks import CALIBRATION_RANGES
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Calibration, Scenario
 from engine.runtime.progress import Progress, checkpoint
@@ -249,7 +250,7 @@ def calibrate(
                 "measured",
             )
         )
-    catalog = catalog or default_catalog()
+    catalog = scenario_catalog(scenario, catalog)
     fabric = expand(replace(scenario, calibration=Calibration()), catalog)
     engine = CollectiveEngine(fabric, catalog)
     measured = _runs(runs, fabric)

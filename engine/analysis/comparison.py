@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.analysis.results import ComparisonResult, ComparisonRow, EvaluationResult
 from engine.catalog.devices import Catalog, default_catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
 
@@ -63,7 +64,7 @@ def _ports_needed(scenario: Scenario, group_id: str, catalog: Catalog) -> dict[f
 
 def convert_technology(scenario: Scenario, to: str, catalog: Catalog | None = None) -> Scenario:
     """A copy of `scenario` on `to` ("infiniband" or "roce") switches, same topology."""
-    cat = catalog or default_catalog()
+    cat = scenario_catalog(scenario, catalog)
     if to not in SWITCH_TECHNOLOGY:
         raise ScenarioError(Problem("--to", f"unknown technology {to!r}; use infiniband or roce"))
     result = copy.deepcopy(scenario)

@@ -27,6 +27,7 @@ from engine.analysis.results import (
 )
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.stage_rates import route_rates
+from engine.flows.arrivals import phase_rates
 from engine.flows.solver import link_loads
 from engine.flows.traffic import permutation, traffic_matrix
 from engine.flows.utilization import (
@@ -35,6 +36,7 @@ from engine.flows.utilization import (
     utilization_by_tier,
     utilization_histogram,
 )
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import Router
@@ -87,17 +89,22 @@ def permutation_test(
 ) -> dict[str, Any]:
     """Throughput of every flow of a random permutation (or, for a ``traffic`` workload, of
     its matrix's flows between servers), as a fraction of its NIC's line rate: under
-    max-min fair rates (the ideal) and through the transport mechanisms."""
+    max-min fair rates (the ideal) and through the transport mechanisms. A traffic matrix
+    whose flows start at different times is taken in phases: the flows of one start time
+    share the links, phases follow each other (`engine.flows.arrivals.phase_rates`)."""
     s = fabric.scenario
+    catalog = scenario_catalog(s, catalog)
     router = router or Router(fabric)
     nbytes: np.ndarray | float = s.workload.message_bytes
+    start = None
     if s.workload.kind == "traffic":
-        src, dst, nbytes, _ = traffic_matrix(fabric)
+        src, dst, nbytes, start = traffic_matrix(fabric)
     else:
         src, dst = permutation(fabric, s.workload.seed if seed is None else seed)
     cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
     src, dst = src[cross], dst[cross]
     nbytes = nbytes[cross] if isinstance(nbytes, np.ndarray) else nbytes
+    start = None if start is None or np.unique(start[cross]).size < 2 else start[cross]
     t0 = time.perf_counter()
     routed = router.route(src, dst, s.routing, connection_bytes=nbytes)
     t_route = time.perf_counter() - t0
@@ -107,6 +114,15 @@ def permutation_test(
     rates = route_rates(
         routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
     )
+    loads = None
+    if start is not None:  # flows of one start time form a phase; phases follow each other
+        rates, loads = phase_rates(
+            routed.flow_ptr,
+            routed.entry_link,
+            routed.entry_weight,
+            fabric.link_capacity,
+            start[routed.connection],
+        )
     t_solve = time.perf_counter() - t0
     checkpoint(progress, 0.8, "transport")
     per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
@@ -114,9 +130,10 @@ def permutation_test(
     line_rate = np.where(line_rate > 0, line_rate, np.max(fabric.gpu_line_rate))
     reached = np.setdiff1d(np.arange(routed.n_connections), routed.unreachable)
     fraction = per_conn[reached] / line_rate[reached]
-    loads = link_loads(
-        routed.flow_ptr, routed.entry_link, routed.entry_weight, rates, fabric.n_links
-    )
+    if loads is None:
+        loads = link_loads(
+            routed.flow_ptr, routed.entry_link, routed.entry_weight, rates, fabric.n_links
+        )
     util = loads / fabric.link_capacity
     # Flows whose path climbs above the leaf tier: more than two network hops.
     network = fabric.link_bundle[routed.entry_link] != NVLINK_BUNDLE
@@ -194,10 +211,10 @@ def evaluate(
     or cost report that cannot be computed leaves its reason in ``training_error`` /
     ``cost_error`` and the rest of the result stands.
     """
-    catalog = catalog or default_catalog()
     checkpoint(progress, 0.0, "expand")
     t0 = time.perf_counter()
     fabric = expand(scenario, catalog)
+    catalog = scenario_catalog(scenario, catalog)  # after expand, which names every problem
     t_expand = time.perf_counter() - t0
     router = Router(fabric)
     found: dict[str, Any] = {"topology": TopologySummary.from_dict(topology_summary(fabric))}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.analysis.astra_training import astra_training_layers
 from engine.catalog.devices import Catalog, default_catalog
 from engine.formats.export import FORMATS as EXPORT_FORMATS
 from engine.formats.export import SUFFIXES as EXPORT_SUFFIXES
@@ -42,15 +43,26 @@ def export_fabric(
 ) -> list[Path]:
     """Write the scenario's expanded fabric and traffic in `fmt` (one of `EXPORT_FORMATS`)
     to `out` (a folder for ``ns3``, else a file or a folder to put it in); every file is
-    read back and compared first. Returns the files written."""
-    return write_export(scenario, fmt, Path(out), catalog or default_catalog(), simai)
+    read back and compared first. Returns the files written. For ``astra`` a training
+    workload is written as its step's layers (`engine.analysis.astra_training`)."""
+    catalog = catalog or default_catalog()
+    training = _training(scenario, fmt, catalog)
+    return write_export(scenario, fmt, Path(out), catalog, simai, training)
 
 
 def export_preview(
     scenario: Scenario, fmt: str, catalog: Catalog | None = None, simai: bool = False
 ) -> dict[str, str]:
     """File name -> text of the export, without writing anything (a notebook's view)."""
-    return export_texts(scenario, fmt, catalog or default_catalog(), simai)
+    catalog = catalog or default_catalog()
+    return export_texts(scenario, fmt, catalog, simai, _training(scenario, fmt, catalog))
+
+
+def _training(scenario: Scenario, fmt: str, catalog: Catalog) -> tuple[str, list] | None:
+    """ASTRA-sim's layered workload of a training scenario (None for anything else)."""
+    if fmt != "astra" or scenario.workload.kind != "training":
+        return None
+    return astra_training_layers(scenario, catalog)
 
 
 def import_topology(

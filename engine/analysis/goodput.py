@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from engine.analysis.comparison import convert_technology
 from engine.analysis.results import GoodputComparison, GoodputResult
 from engine.catalog.devices import Catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import Scenario
 from engine.reliability.model import goodput_report
 from engine.reliability.parts import part_counts
@@ -37,6 +38,7 @@ def goodput(
     `hot_spares` restarts on a standby host instead of rescheduling the job.
     Raises `ScenarioError` naming the field for a bad figure or scenario.
     """
+    catalog = scenario_catalog(scenario, catalog)
     fabric = expand(scenario, catalog)
     step = train_step(fabric, scenario.workload.training, catalog)
     report = goodput_report(

@@ -42,6 +42,7 @@ class Demand:
     nbytes: np.ndarray
     victim: int = -1
     notes: list[str] = field(default_factory=list)
+    start_s: np.ndarray | None = None  # per connection (a traffic matrix's starts), or all 0
 
 
 def check_workload(w: TransportWorkload) -> None:
@@ -96,7 +97,7 @@ def demand(fabric: Fabric, w: TransportWorkload) -> Demand:
 
 def _traffic(fabric: Fabric) -> Demand:
     """The flows of the scenario's traffic matrix between servers, each with its own bytes
-    (start times are not modelled: every flow starts at once)."""
+    and start time (the transport model runs them as they arrive)."""
     if not fabric.scenario.workload.matrix:
         raise refuse(
             "a traffic study needs the scenario's traffic matrix (workload.matrix; on the "
@@ -108,8 +109,8 @@ def _traffic(fabric: Fabric) -> Demand:
     demand = Demand(src[cross], dst[cross], nbytes[cross])
     if not cross.all():
         demand.notes.append(f"{int((~cross).sum())} flows inside servers (NVLink) left out")
-    if np.any(start > 0):
-        demand.notes.append("start times are not modelled: every flow starts at 0")
+    if np.any(start[cross] > 0):
+        demand.start_s = start[cross]
     if not cross.any():
         raise refuse("every flow of the traffic matrix stays inside one server", "kind")
     return demand

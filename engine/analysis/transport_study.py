@@ -35,8 +35,9 @@ from engine.analysis.transport_demand import (
     refuse,
 )
 from engine.analysis.transport_demand import demand as build_demand
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.flows.utilization import summary_stats
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import RoutedFlows, Router
@@ -74,7 +75,7 @@ def transport_study(
     the study between them and between the simulation's windows (`RunCancelledError`).
     """
     started = time.perf_counter()
-    catalog = catalog or default_catalog()
+    catalog = scenario_catalog(scenario, catalog)
     check_workload(workload)
     checkpoint(progress, 0.0, "expand")
     fabric = expand(scenario, catalog)
@@ -89,7 +90,8 @@ def transport_study(
     if np.any(routed.entry_weight != 1.0):
         raise ScenarioError(_SPRAY)
     checkpoint(progress, 0.2, "transport network")
-    network = scenario_network(fabric, routed, catalog)
+    starts = None if demand.start_s is None else demand.start_s[routed.connection]
+    network = scenario_network(fabric, routed, catalog, start_s=starts)
     n_classes = network.classes.n_classes
     size_field = "ranks" if workload.kind in ("all-to-all", "collective") else "kind"
     if n_classes == 0:
@@ -162,15 +164,18 @@ def _summary(
     present = np.zeros(n_conn, dtype=bool)
     present[conn] = True
     finished = np.isfinite(c_finish)
+    c_start = np.zeros(n_conn) if demand.start_s is None else demand.start_s
+    took, ideal_took = c_finish - c_start, c_ideal - c_start  # each from its own start
+    ran = np.maximum(end - c_start, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        thr = np.where(finished, c_bytes / c_finish, c_done / (end if end > 0 else 1.0))
-        ideal_thr = np.where(c_ideal > 0, c_bytes / c_ideal, 0.0)
+        thr = np.where(finished, c_bytes / took, c_done / np.where(ran > 0, ran, 1.0))
+        ideal_thr = np.where(ideal_took > 0, c_bytes / ideal_took, 0.0)
     thr_p, ideal_p = thr[present], ideal_thr[present]
     ideal_makespan = float(result.ideal_finish_s.max())
     notes = list(demand.notes)
     moving = bool(np.all(thr_p > 0))  # an unfinished flow's finish is projected at its pace
     with np.errstate(divide="ignore", invalid="ignore"):
-        projected = np.where(finished, c_finish, c_bytes / thr)[present]
+        projected = np.where(finished, c_finish, c_start + c_bytes / thr)[present]
     makespan = float(projected.max()) if moving else end
     efficiency = ideal_makespan / makespan if makespan > 0 and moving else 0.0
     if not result.finished:

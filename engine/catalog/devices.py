@@ -61,6 +61,7 @@ class Device:
     vendor: str
     technology: str | None
     fields: dict[str, Figure] = field(default_factory=dict)
+    user_defined: bool = False  # defined by a scenario or a user catalog (engine.catalog.custom)
 
     def has(self, name: str) -> bool:
         """Whether this device defines the field `name`."""
@@ -84,6 +85,8 @@ class Catalog:
     technologies: dict[str, Device]
     sources: dict[str, Source]
     updated: str = ""
+    user_key: str = ""  # the digest of the user-defined devices merged in ("" for none)
+    shipped: Catalog | None = None  # the catalog they were merged over (None: this one)
 
     def get(self, device_id: str, kind: str | None = None) -> Device:
         """The device `device_id`; `KeyError` when unknown or of another kind."""

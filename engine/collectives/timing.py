@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.collectives.nccl_model import (
     SIMPLE_ONLY,
     channel_rate_fraction,
@@ -51,6 +51,7 @@ from engine.collectives.stage_transport import stage_transport, transport_summar
 from engine.collectives.technology import PROTOCOLS, technology
 from engine.collectives.work_cache import SCHEDULES, network_flows, unit_shares
 from engine.flows.utilization import hottest_links, utilization_by_tier
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.routing.route_cache import array_digest
 from engine.routing.router import Router
@@ -73,7 +74,7 @@ class CollectiveEngine:
         self, fabric: Fabric, catalog: Catalog | None = None, router: Router | None = None
     ):
         self.fabric = fabric
-        self.catalog = catalog or default_catalog()
+        self.catalog = scenario_catalog(fabric.scenario, catalog)
         self.router = router or Router(fabric)
         self.tech = technology(fabric, self.catalog)
         # Factors fitted to this cluster's measured runs (all 1 without a calibration); the

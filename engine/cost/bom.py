@@ -5,6 +5,9 @@
 - switches by model and tier, their power without optics;
 - for every bundle its cables, transceivers and fiber (engine.cost.bundle_lines).
 
+A line of a device the scenario defines itself (`engine.catalog.custom`) says so in its item
+(`USER_DEFINED`); its figures' provenance reads "assumption: user-defined".
+
 Failed cables and switches still count: they are installed. Identical items of one tier are
 merged into one line, ordered by kind.
 """
@@ -13,13 +16,20 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog, Device
 from engine.cost.bom_line import BomLine, trace
 from engine.cost.bundle_lines import bundle_lines
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import DeviceGroup
 from engine.topology.expand import Fabric
 
 KIND_ORDER = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+USER_DEFINED = " [user-defined]"  # marks a line of a device the scenario defines itself
+
+
+def user_mark(device: Device) -> str:
+    """The mark a BOM line of a user-defined device carries (empty for a shipped one)."""
+    return USER_DEFINED if device.user_defined else ""
 
 
 def _server_lines(g: DeviceGroup, cat: Catalog) -> list[BomLine]:
@@ -30,7 +40,8 @@ def _server_lines(g: DeviceGroup, cat: Catalog) -> list[BomLine]:
     included = bool(srv.value("price_includes_nics")) if srv.has("price_includes_nics") else False
     server = BomLine(
         item=f"{srv.name} ({gpus} x {srv.value('gpu')} GPUs"
-        + (f", {nics} x {nic.id} NICs included)" if included else " included)"),
+        + (f", {nics} x {nic.id} NICs included)" if included else " included)")
+        + user_mark(srv),
         catalog_id=srv.id,
         kind="server",
         tier=g.tier,
@@ -42,7 +53,7 @@ def _server_lines(g: DeviceGroup, cat: Catalog) -> list[BomLine]:
         note="price includes GPUs" + (" and NICs" if included else ""),
     )
     nic_line = BomLine(
-        item=f"{nic.name}" + (f" (in the {srv.id} price)" if included else ""),
+        item=f"{nic.name}" + (f" (in the {srv.id} price)" if included else "") + user_mark(nic),
         catalog_id=nic.id,
         kind="nic",
         tier=g.tier,
@@ -64,7 +75,7 @@ def _switch_line(g: DeviceGroup, cat: Catalog) -> BomLine:
     """A switch group: price and power without optics."""
     sw = cat.get(g.model, "switch")
     return BomLine(
-        item=sw.name,
+        item=sw.name + user_mark(sw),
         catalog_id=sw.id,
         kind="switch",
         tier=g.tier,
@@ -102,7 +113,7 @@ def bill_of_materials(fabric: Fabric, catalog: Catalog | None = None) -> list[Bo
 
     `ScenarioError` names a bundle the catalog has no cable or optics for.
     """
-    cat = catalog or default_catalog()
+    cat = scenario_catalog(fabric.scenario, catalog)
     lines: list[BomLine] = []
     for g in fabric.scenario.groups:
         lines += _server_lines(g, cat) if g.kind == "server" else [_switch_line(g, cat)]

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.cost.bom import bill_of_materials
 from engine.cost.bom_line import BomLine
 from engine.cost.energy import HOURS_PER_YEAR, energy_kwh, site_figures
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.topology.expand import Fabric
 
@@ -69,7 +70,7 @@ def cost_report(
     delivered performance; zero leaves those figures out. Bad arguments raise `ScenarioError`
     naming the argument.
     """
-    cat = catalog or default_catalog()
+    cat = scenario_catalog(fabric.scenario, catalog)
     years_ = _number("years", years, 0.0)
     price_ = _number("usd_per_kwh", usd_per_kwh, 0.0, allow_none=True)
     pue_ = _number("pue", pue, 1.0, allow_none=True)

@@ -13,9 +13,16 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.formats import astra, graphml, htsim, ns3
-from engine.formats.astra_workload import COLLECTIVES, read_micro, write_micro
+from engine.formats.astra_workload import (
+    COLLECTIVES,
+    Layer,
+    read_layers,
+    read_micro,
+    write_layers,
+    write_micro,
+)
 from engine.formats.graph import FabricGraph, Flow, fabric_graph, workload_flows
 from engine.formats.htsim_topology import (
     fat_tree_params,
@@ -25,6 +32,7 @@ from engine.formats.htsim_topology import (
 )
 from engine.formats.lines import refuse
 from engine.formats.steps import collective_steps
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
 
@@ -38,15 +46,21 @@ class RoundTripError(AssertionError):
 
 
 def export_texts(
-    scenario: Scenario, fmt: str, catalog: Catalog | None = None, simai: bool = False
+    scenario: Scenario,
+    fmt: str,
+    catalog: Catalog | None = None,
+    simai: bool = False,
+    training: tuple[str, list[Layer]] | None = None,
 ) -> dict[str, str]:
     """File name -> text of `scenario` in format `fmt` (one of `FORMATS`), checked by
-    reading it back; `simai` writes the ns-3 topology with SimAI's wider first line."""
+    reading it back; `simai` writes the ns-3 topology with SimAI's wider first line.
+    `training` (the parallelism and layers of a training step, `engine.analysis` makes
+    them) is ASTRA-sim's workload in place of the collective's."""
     if fmt not in FORMATS:
         raise refuse(
             "--format", None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}"
         )
-    fabric = expand(scenario, catalog or default_catalog())
+    fabric = expand(scenario, catalog)
     graph = fabric_graph(fabric)
     steps: list[list[Flow]] = []
     if scenario.workload.kind == "collective":
@@ -85,7 +99,11 @@ def export_texts(
         w = scenario.workload
         size = round(w.message_bytes)
         workload = write_micro(w.op, size)
-        if workload is not None:
+        if training is not None:
+            files["workload.txt"] = write_layers(*training)
+            if read_layers(files["workload.txt"]) != training:
+                raise RoundTripError("the ASTRA-sim training workload did not read back")
+        elif workload is not None:
             if read_micro(workload) != [("collective", COLLECTIVES[w.op], size)]:
                 raise RoundTripError("the ASTRA-sim workload did not read back as written")
             files["workload.txt"] = workload
@@ -97,7 +115,12 @@ def export_texts(
 
 
 def write_export(
-    scenario: Scenario, fmt: str, out: Path, catalog: Catalog | None = None, simai: bool = False
+    scenario: Scenario,
+    fmt: str,
+    out: Path,
+    catalog: Catalog | None = None,
+    simai: bool = False,
+    training: tuple[str, list[Layer]] | None = None,
 ) -> list[Path]:
     """Write `scenario` in format `fmt` to `out`; returns the files written.
 
@@ -107,7 +130,7 @@ def write_export(
     fabric is a 3-tier fat-tree htsim can build, ``astra`` the collective's text workload
     (suffix ``.workload.txt``).
     """
-    files = export_texts(scenario, fmt, catalog, simai)
+    files = export_texts(scenario, fmt, catalog, simai, training)
     if fmt == "ns3":
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / name for name in files]
@@ -161,7 +184,7 @@ def _check_graphml(read: graphml.GraphmlGraph, graph: FabricGraph) -> None:
 
 def _add_fat_tree(files, scenario: Scenario, fabric, catalog: Catalog | None, graph) -> None:
     """Add htsim's fat-tree topology to `files` where the fabric is one htsim builds."""
-    params = fat_tree_params(scenario, fabric, catalog or default_catalog())
+    params = fat_tree_params(scenario, fabric, scenario_catalog(scenario, catalog))
     if params is not None:
         files["fat_tree.topo"] = write_fat_tree_topo(params, graph.name)
         _check_fat_tree(files["fat_tree.topo"], params, scenario)

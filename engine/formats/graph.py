@@ -9,6 +9,7 @@ here is its index in the `Fabric`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +64,7 @@ class FabricGraph:
     nodes: tuple[Node, ...]
     cables: tuple[Cable, ...]
     packet_loss_rate: float = 0.0
+    devices: str = ""  # the scenario's own devices as JSON (GraphML carries them), or ""
 
     @property
     def hosts(self) -> list[Node]:
@@ -130,6 +132,7 @@ def fabric_graph(fabric: Fabric) -> FabricGraph:
         nodes=tuple(nodes),
         cables=tuple(cables),
         packet_loss_rate=float(s.fabric.packet_loss_rate or 0.0),
+        devices=json.dumps([d.entry() for d in s.devices]) if s.devices else "",
     )
 
 

@@ -37,7 +37,8 @@ EDGE_KEYS = (
     ("length_m", "double"),
     ("cable", "string"),
 )
-GRAPH_KEYS = (("name", "string"), ("technology", "string"))
+# devices: the scenario's own catalog entries as JSON text, so an import defines them again
+GRAPH_KEYS = (("name", "string"), ("technology", "string"), ("devices", "string"))
 _TYPES: dict[str, Any] = {
     "int": int,
     "long": int,
@@ -63,6 +64,8 @@ def write_graphml(graph: FabricGraph) -> str:
     root = ET.Element(f"{_Q}graphml")
     for scope, keys in (("graph", GRAPH_KEYS), ("node", NODE_KEYS), ("edge", EDGE_KEYS)):
         for name, kind in keys:
+            if scope == "graph" and name == "devices" and not graph.devices:
+                continue  # declared only where there are some (files without stay as before)
             ET.SubElement(
                 root,
                 f"{_Q}key",
@@ -71,6 +74,8 @@ def write_graphml(graph: FabricGraph) -> str:
     g = ET.SubElement(root, f"{_Q}graph", {"id": "fabric", "edgedefault": "undirected"})
     _data(g, "g_name", graph.name)
     _data(g, "g_technology", graph.technology)
+    if graph.devices:
+        _data(g, "g_devices", graph.devices)
     for n in graph.nodes:
         node = ET.SubElement(g, f"{_Q}node", {"id": f"n{n.id}"})
         values = {"kind": n.kind, "group": n.group, "member": n.member, "model": n.model}

@@ -10,7 +10,9 @@ repeated until it settles) form one group; all the cables between two groups for
 bundle, whose pattern (one-to-one, rail, full or striped, with its blocks and links per
 pair) is found by wiring each candidate and comparing it with the cables read. Members are
 ordered by the file's member hints, else by name in natural order. What cannot be grouped
-that way is refused with the groups it concerns, never guessed.
+that way is refused with the groups it concerns, never guessed. A server whose NIC count no
+catalog server has (a packet simulator's 1-NIC host) gets a user-defined server carried by
+the scenario (`engine.formats.hosts`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ from collections import Counter, defaultdict, deque
 
 import numpy as np
 
+from engine.catalog.custom import merge_devices
 from engine.catalog.devices import Catalog
+from engine.catalog.errors import CatalogError
+from engine.formats.hosts import host_server
 from engine.formats.lines import refuse
 from engine.formats.linklist import LinkList, PortLink
+from engine.model.devices import CustomDevice
 from engine.model.scenario import (
     DeviceGroup,
     FabricSettings,
@@ -56,7 +62,10 @@ def to_scenario(links: LinkList, catalog: Catalog, switch_model: str | None = No
         neighbours[link.b].append(link.a)
     kinds = _kinds(links, neighbours)
     tiers = _tiers(links, neighbours, kinds)
-    models = _models(links, neighbours, kinds, catalog, switch_model)
+    hosts = {str(e.get("id")): CustomDevice.from_entry(e) for e in links.devices}
+    catalog = _with_devices(catalog, hosts, src)
+    models = _models(links, neighbours, kinds, catalog, switch_model, hosts)
+    catalog = _with_devices(catalog, hosts, src)
     classes = _classes(links, neighbours, tiers, models)
     groups, member_of = _groups(links, classes, tiers, models, kinds, catalog)
     bundles = _bundles(links, groups, member_of, catalog)
@@ -77,7 +86,16 @@ def to_scenario(links: LinkList, catalog: Catalog, switch_model: str | None = No
         bundles=bundles,
         fabric=FabricSettings(technology=technology),
         routing=RoutingPolicy(mode="adaptive" if adaptive else "ecmp"),
+        devices=list(hosts.values()),
     )
+
+
+def _with_devices(catalog: Catalog, devices: dict[str, CustomDevice], source: str) -> Catalog:
+    """`catalog` with the user-defined `devices` (a refusal names the file and the entry)."""
+    try:
+        return merge_devices(catalog, [d.entry() for d in devices.values()])
+    except CatalogError as exc:
+        raise refuse(source, None, str(exc)) from None
 
 
 def _kinds(links: LinkList, neighbours: dict[str, list[str]]) -> dict[str, str]:
@@ -141,7 +159,11 @@ def _tiers(
     return tiers
 
 
-def _models(links, neighbours, kinds, catalog: Catalog, switch_model: str | None) -> dict[str, str]:
+def _models(
+    links, neighbours, kinds, catalog: Catalog, switch_model: str | None, hosts: dict
+) -> dict[str, str]:
+    """Each node's catalog model; a server no catalog model fits gets a user-defined one,
+    added to `hosts` (`engine.formats.hosts`)."""
     ports: dict[str, set[str]] = defaultdict(set)
     rates: dict[str, set[float]] = defaultdict(set)
     for link in links.links:
@@ -154,7 +176,12 @@ def _models(links, neighbours, kinds, catalog: Catalog, switch_model: str | None
         hint = links.nodes[node].model
         if kind == "switch" and switch_model and not hint:
             hint = switch_model
-        if hint:
+        if kind == "server" and (not hint or hint not in catalog.devices):
+            model = None if hint else _server_model(len(ports[node]), rates[node], catalog)
+            if model is None:  # no catalog server has these NICs, or the file's is unknown
+                model = _host(node, len(ports[node]), rates[node], hint, catalog, links, hosts)
+            models[node] = model
+        elif hint:
             try:
                 catalog.get(hint, kind)
             except KeyError:
@@ -162,8 +189,6 @@ def _models(links, neighbours, kinds, catalog: Catalog, switch_model: str | None
                     links.source, None, f"{node!r}: {hint!r} is not a {kind} in the catalog"
                 ) from None
             models[node] = hint
-        elif kind == "server":
-            models[node] = _server_model(node, len(ports[node]), rates[node], catalog, links.source)
         else:
             models[node] = _switch_model(
                 node, len(neighbours[node]), rates[node], catalog, links.source
@@ -171,18 +196,25 @@ def _models(links, neighbours, kinds, catalog: Catalog, switch_model: str | None
     return models
 
 
-def _server_model(node: str, nics: int, rates: set[float], catalog: Catalog, source: str) -> str:
+def _server_model(nics: int, rates: set[float], catalog: Catalog) -> str | None:
+    """The first catalog server with `nics` NICs (at one of `rates`, if one is); None."""
     fits = [d for d in catalog.of_kind("server") if int(d.value("nics_per_server")) == nics]
     same_rate = [d for d in fits if float(d.value("nic_port_gbps")) in rates]
-    if not fits:
-        have = sorted({int(d.value("nics_per_server")) for d in catalog.of_kind("server")})
+    return (same_rate or fits)[0].id if fits else None
+
+
+def _host(node, nics: int, rates: set[float], hint, catalog: Catalog, links, hosts) -> str:
+    """The user-defined server of `node` (one per NIC count, rate and file model)."""
+    if len(rates) != 1:
+        shown = ", ".join(f"{r:g}G" for r in sorted(rates))
+        raise refuse(links.source, None, f"server {node!r} has NICs at several rates ({shown})")
+    device = host_server(catalog, nics, next(iter(rates)), hint, links.source)
+    known = hosts.setdefault(device.id, device)
+    if known != device:
         raise refuse(
-            source,
-            None,
-            f"server {node!r} uses {nics} NIC port(s); catalog servers have {have} NICs "
-            "(custom devices are not supported yet)",
+            links.source, None, f"servers of model {device.id!r} differ in NICs (see {node!r})"
         )
-    return (same_rate or fits)[0].id
+    return device.id
 
 
 def _switch_model(node: str, cables: int, rates: set[float], catalog: Catalog, source: str) -> str:

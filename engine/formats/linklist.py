@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class LinkList:
     technology: str = ""
     nodes: dict[str, NodeHint] = field(default_factory=dict)
     links: list[PortLink] = field(default_factory=list)
+    devices: list[dict] = field(default_factory=list)  # user-defined devices the file carries
 
     def add(self, link: PortLink) -> None:
         """Append a cable, registering its end nodes."""
@@ -154,6 +156,7 @@ def graphml_link_list(g: GraphmlGraph, source: str) -> LinkList:
     """The link list of a GraphML graph: FabricLab's own (nodes with `kind`) regrouped into
     servers and switches; any other graph's nodes taken as devices, edges as cables."""
     out = LinkList(source, str(g.data.get("name", "")), str(g.data.get("technology", "")))
+    out.devices = _devices(g.data.get("devices"), source)
     ours = bool(g.nodes) and all(
         d.get("kind") in (HOST, NVSWITCH, "switch") for d in g.nodes.values()
     )
@@ -230,3 +233,16 @@ def _server_members(out: LinkList) -> None:
         if hint.kind == "server":
             hint.member = seen.get(hint.group, 0)
             seen[hint.group] = hint.member + 1
+
+
+def _devices(text: object, source: str) -> list[dict]:
+    """The user-defined device entries a FabricLab GraphML carries (its ``devices`` key)."""
+    if not text:
+        return []
+    try:
+        entries = json.loads(str(text))
+    except ValueError:
+        raise refuse(source, None, "the graph's devices are not valid JSON") from None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise refuse(source, None, "the graph's devices must be a JSON list of objects")
+    return entries

@@ -21,12 +21,13 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.model.devices import CustomDevice, json_value
 from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the devices a scenario defines itself; workload.sizes
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
@@ -194,9 +195,8 @@ class Workload:
     ``permutation``: every GPU sends to one GPU on another server. The collective fields
     (`op`, `algorithm`, `protocol`, `ranks`: 0 for all GPUs, `placement`: GPU ids in rank
     order, empty for servers in order) drive the collective benchmark;
-    `training` the training-step model; ``traffic`` runs the flows of `matrix`. `sizes`
-    is the range of the app's collective curve (``1M:8G``, ``8:8G:2``; empty: 8 B to
-    8 GiB in steps of 4).
+    `training` the training-step model; ``traffic`` runs the flows of `matrix`; `sizes`
+    the app's collective curve (``1M:8G``; empty: 8 B to 8 GiB, `engine.model.sizes`).
     """
 
     kind: str = "permutation"
@@ -260,7 +260,7 @@ class Calibration:
 @dataclass
 class Scenario:
     """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
-    failures, and the calibration fitted to measured runs."""
+    failures, the calibration fitted to measured runs, and its own catalog entries."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -271,6 +271,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
     calibration: Calibration = field(default_factory=Calibration)
+    devices: list[CustomDevice] = field(default_factory=list)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""
@@ -291,9 +292,8 @@ class Scenario:
 # Conversion between dataclasses and JSON-ready dicts, driven by the type hints above.
 
 
-@functools.cache
+@functools.cache  # a class's resolved field types never change
 def _hints(cls: type) -> dict[str, Any]:
-    """The resolved field types of a model class (resolved once: they never change)."""
     return typing.get_type_hints(cls)
 
 
@@ -315,8 +315,9 @@ def _fail(path: str, message: str) -> ScenarioError:
 def _convert(value: Any, tp: Any, path: str, limit: Limit | None = None) -> Any:
     """`value` read from JSON, checked against and converted to the type `tp`; a number
     beyond `limit` (or, with none, beyond a 64-bit integer) is refused."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
+    if tp is Any:  # a user-defined device's figure (engine.model.devices)
+        return json_value(value, path)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None

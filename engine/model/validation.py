@@ -12,7 +12,8 @@ import contextlib
 
 from engine.catalog.devices import Catalog
 from engine.model.calibration_checks import check_calibration
-from engine.model.errors import Problem
+from engine.model.catalogs import scenario_catalog
+from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import (
     GROUP_KINDS,
     LOSS_RECOVERY,
@@ -25,10 +26,10 @@ from engine.model.scenario import (
     LinkBundle,
     RoutingPolicy,
     Scenario,
-    TrainingJob,
 )
 from engine.model.sizes import check_sizes
 from engine.model.traffic import check_traffic
+from engine.model.training_checks import check_training
 from engine.model.transport_checks import check_transport
 
 MAX_SEED = 2**63 - 1  # seeds feed 64-bit hashes and numpy's random generator
@@ -161,39 +162,6 @@ def _check_technology(scenario: Scenario, catalog: Catalog, usable: set[str]) ->
                 f"fabric.technology to {other!r} (an InfiniBand and Ethernet mix needs a "
                 "gateway, which FabricLab does not model)",
                 "model",
-            )
-        )
-    return problems
-
-
-def _check_training(job: TrainingJob) -> list[Problem]:
-    """The training job's numbers: sizes are 0 (the preset's) or positive, the ZeRO stage
-    -1 (the preset's) to 3, the efficiency 0 (the preset's) to 1."""
-    where = "workload.training"
-    problems = []
-    for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "global_batch", "seq_len"):
-        value = getattr(job, name)
-        if value < 0:
-            problems.append(
-                Problem(where, f"{name} must be 0 (the preset's) or positive, not {value}", name)
-            )
-    if not -1 <= job.zero_stage <= 3:
-        problems.append(
-            Problem(
-                where,
-                f"zero_stage must be 0, 1, 2 or 3 (-1 for the preset's), not {job.zero_stage}",
-                "zero_stage",
-            )
-        )
-    # A GPU doing under 1% of its peak on a training step's matmuls runs no training job
-    # (a denormal efficiency once made the step infinitely long).
-    eff = job.compute_efficiency
-    if not (eff == 0.0 or 0.01 <= eff <= 1.0):
-        problems.append(
-            Problem(
-                where,
-                f"compute_efficiency must be 0 (the preset's) or between 0.01 and 1, not {eff:g}",
-                "compute_efficiency",
             )
         )
     return problems
@@ -475,14 +443,19 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
 
 
 def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
-    """Every structural problem of `scenario`, in the order of its elements."""
+    """Every structural problem of `scenario`, in the order of its elements (checked
+    against `catalog` with the scenario's own devices merged in)."""
+    try:
+        catalog = scenario_catalog(scenario, catalog)
+    except ScenarioError as exc:  # an unusable user-defined device: the rest waits on it
+        return exc.problems
     problems = _check_groups(scenario, catalog)
     groups = {g.id: g for g in scenario.groups}
     bad_groups = {p.where for p in problems}
     usable = {gid for gid, g in groups.items() if group_where(g) not in bad_groups}
     problems += _check_bundles(scenario, catalog, groups, usable)
     problems += _check_settings(scenario, groups)
-    problems += _check_training(scenario.workload.training)
+    problems += check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.catalog.devices import Catalog, default_catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
@@ -181,10 +182,10 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     scenario that differs only in what the graph does not read (a latency, the workload)
     shares its arrays, read-only, with its own latencies and scenario.
     """
-    cat = catalog or default_catalog()
-    problems = check_structure(scenario, cat)
+    problems = check_structure(scenario, catalog or default_catalog())
     if problems:
         raise ScenarioError(problems)
+    cat = scenario_catalog(scenario, catalog)
     key = graph_key(scenario, cat)
     known = GRAPHS.get(key)
     if known is None:

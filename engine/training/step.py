@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.catalog.devices import Catalog, default_catalog
+from engine.catalog.devices import Catalog
 from engine.collectives.timing import CollectiveEngine
+from engine.model.catalogs import scenario_catalog
 from engine.model.overrides import apply_override
 from engine.model.scenario import TrainingJob
 from engine.topology.expand import Fabric, expand
@@ -83,7 +84,9 @@ def train_step(
     notes (every layout adjustment and approximation that applies).
     """
     t0 = time.perf_counter()
-    catalog = catalog or (engine.catalog if engine is not None else default_catalog())
+    catalog = scenario_catalog(
+        fabric.scenario, catalog or (engine.catalog if engine is not None else None)
+    )
     plan = resolve_job(fabric, job)
     notes = list(plan.notes)
     gpu_id, peak, hbm = slowest_gpu(fabric, catalog, notes)
@@ -213,7 +216,7 @@ def latency_sweep(
     with TP inside the server and DP overlapped with the backward pass (GPT-3 175B with its
     published layout) loses well under 1% at 10 µs per switch.
     """
-    catalog = catalog or default_catalog()
+    catalog = scenario_catalog(fabric.scenario, catalog)
     job = job if job is not None else fabric.scenario.workload.training
     rows: list[dict[str, Any]] = []
     for latency in latencies_ns:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.model.catalogs import scenario_catalog
 from engine.routing.router import RoutedFlows
 from engine.topology.expand import NODE_SWITCH, Fabric
 from engine.transport.defaults import ECN_OFF, ecn_params, switch_port_buffer_bytes
@@ -72,8 +73,10 @@ def network_from_routes(
     routed: RoutedFlows,
     catalog: Catalog,
     capacity_Bps: np.ndarray | None = None,
+    start_s: np.ndarray | None = None,
 ) -> TransportNetwork:
-    """The transport network of `routed` on `fabric`: one class per distinct cable path.
+    """The transport network of `routed` on `fabric`: one class per distinct cable path
+    (and start time: `start_s` per routed flow, all 0 when not given).
 
     A flow's feedback delay is twice its path latency (the fabric's per-link latency:
     propagation plus the switch or NIC at the far end). `capacity_Bps` (per fabric link)
@@ -81,6 +84,7 @@ def network_from_routes(
     """
     if np.any(routed.entry_weight != 1.0):
         raise ValueError("sprayed flows split over several paths; route with ecmp or adaptive")
+    catalog = scenario_catalog(fabric.scenario, catalog)
     cable = fabric.network_link_mask()[routed.entry_link]
     owner = np.repeat(np.arange(routed.n_flows), np.diff(routed.flow_ptr))
     counts = np.bincount(owner[cable], minlength=routed.n_flows)
@@ -106,7 +110,11 @@ def network_from_routes(
     )
     path_latency = np.add.reduceat(latency[local], ptr[:-1]) if local.size else np.zeros(0)
     classes, of_flow = group_into_classes(
-        ptr, local.astype(np.int64), routed.flow_bytes[keep_flow], None, 2.0 * path_latency
+        ptr,
+        local.astype(np.int64),
+        routed.flow_bytes[keep_flow],
+        None if start_s is None else np.asarray(start_s, dtype=np.float64)[keep_flow],
+        2.0 * path_latency,
     )
     flow_class = np.full(routed.n_flows, -1, dtype=np.int64)
     flow_class[keep_flow] = of_flow

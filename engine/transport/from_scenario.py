@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import Scenario
 from engine.routing.router import RoutedFlows
 from engine.topology.expand import Fabric
@@ -47,6 +48,7 @@ def _a_switch(scenario: Scenario) -> str | None:
 def scenario_transport_config(scenario: Scenario, catalog: Catalog) -> TransportConfig:
     """The transport configuration of `scenario`: the technology's defaults with the
     scenario's transport settings and MTU applied."""
+    catalog = scenario_catalog(scenario, catalog)
     t = scenario.transport
     technology = scenario.fabric.technology
     profile = t.dcqcn_profile or nic_dcqcn_profile(scenario, catalog)
@@ -77,14 +79,16 @@ def scenario_network(
     routed: RoutedFlows,
     catalog: Catalog,
     capacity_Bps: np.ndarray | None = None,
+    start_s: np.ndarray | None = None,
 ) -> TransportNetwork:
     """The transport network of `routed` flows on `fabric`, with the scenario's port buffer
     and ECN thresholds replacing the switches' catalog figures where it sets them.
 
     `capacity_Bps` (per fabric link) replaces the fabric's link capacities, so that the
-    transport sees the same links as the caller's ideal.
+    transport sees the same links as the caller's ideal; `start_s` (per routed flow) gives
+    each flow its start time.
     """
-    network = network_from_routes(fabric, routed, catalog, capacity_Bps)
+    network = network_from_routes(fabric, routed, catalog, capacity_Bps, start_s)
     t = fabric.scenario.transport
     links = network.links
     changes: dict[str, np.ndarray] = {}

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.flows.solver import max_min_rates, simulate_fluid
+from engine.flows.arrivals import finish_with_starts
+from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
@@ -353,14 +354,16 @@ def _flush(run: _Run) -> None:
 
 
 def _ideal(network: TransportNetwork) -> tuple[np.ndarray, np.ndarray]:
-    """Max-min rates of every class (all active) and the fluid finish times of a perfect
-    transport with every class starting at 0."""
+    """Max-min rates of every class (all active) and the fluid finish times (absolute) of a
+    perfect transport with every class starting at its start time."""
     cl = network.classes
     weights = np.repeat(cl.multiplicity, np.diff(cl.ptr))
     capacity = network.links.capacity_Bps
     per_flow = max_min_rates(cl.ptr, cl.links, weights, capacity)
-    fluid = simulate_fluid(cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity)
-    return per_flow * cl.multiplicity, fluid.finish
+    finish = finish_with_starts(
+        cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity, cl.start_s
+    )
+    return per_flow * cl.multiplicity, finish
 
 
 def _result(

@@ -59,6 +59,10 @@ class RemoveItemsCommand(ScenarioCommand):
     """Remove groups (with the bundles and failures touching them) and bundles."""
 
 
+class AddCustomDeviceCommand(ScenarioCommand):
+    """Add one user-defined device (a server, switch or NIC) to the scenario's own catalog."""
+
+
 class AddBundleCommand(ScenarioCommand):
     """Add one link bundle."""
 

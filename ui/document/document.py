@@ -11,6 +11,8 @@ from PySide6.QtGui import QUndoStack
 
 from engine.analysis import convert_technology, default_bundle
 from engine.catalog.devices import Catalog, default_catalog
+from engine.model.catalogs import scenario_catalog
+from engine.model.devices import CustomDevice
 from engine.model.errors import Problem, ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import (
@@ -27,6 +29,7 @@ from engine.model.scenario import (
 from engine.model.validation import check_structure
 from ui.document.commands import (
     AddBundleCommand,
+    AddCustomDeviceCommand,
     AddGroupCommand,
     ConvertTechnologyCommand,
     FailuresCommand,
@@ -59,12 +62,24 @@ class ScenarioDocument(QObject):
         self, scenario: Scenario, catalog: Catalog | None = None, parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
-        self.catalog = catalog or default_catalog()
+        self.base_catalog = catalog or default_catalog()
+        # user-defined devices the palette offers (a user catalog beside the library): one
+        # becomes part of the scenario when a group of it is added (`add_device`)
+        self.user_entries: dict[str, CustomDevice] = {}
         self.undo_stack = QUndoStack(self)
         self._scenario = scenario
-        self._structural: list[Problem] = check_structure(scenario, self.catalog)
+        self._structural: list[Problem] = check_structure(scenario, self.base_catalog)
         self._expand: list[Problem] = []
         self.revision = 0
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog of the current scenario: the shipped one with the scenario's own
+        devices merged in (the shipped one alone while those cannot be used)."""
+        try:
+            return scenario_catalog(self._scenario, self.base_catalog)
+        except ScenarioError:
+            return self.base_catalog
 
     @property
     def scenario(self) -> Scenario:
@@ -114,7 +129,7 @@ class ScenarioDocument(QObject):
         """Make `scenario` current (used by the undo commands); re-check its structure."""
         self._scenario = scenario
         self.revision += 1
-        self._structural = check_structure(scenario, self.catalog)
+        self._structural = check_structure(scenario, self.base_catalog)
         self._expand = []
         self.changed.emit()
         self.problemsChanged.emit(self.problems)
@@ -172,17 +187,41 @@ class ScenarioDocument(QObject):
         self, model: str, position: tuple[float, float] | None = None, tier: str | None = None
     ) -> str:
         """Add a group of one catalog `model` (count 1): servers, or switches in `tier`
-        (``leaf`` when not given, or when asked for the server tier)."""
-        device = self.catalog.get(model)
-        if device.kind == "server":
+        (``leaf`` when not given, or when asked for the server tier). A device of the user
+        catalog (`user_entries`) joins the scenario's own devices in the same undo step."""
+        offered = None
+        if model not in self.catalog.devices and model in self.user_entries:
+            offered = self.user_entries[model]
+        kind = offered.kind if offered is not None else self.catalog.get(model).kind
+        if kind == "server":
             base, kind, tier = "servers", "server", "server"
         else:
             tier = tier if tier in SWITCH_TIERS else "leaf"
             base, kind = tier, "switch"
+        gid = self.unique_id(base)
         group = DeviceGroup(
-            id=base, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
+            id=gid, kind=kind, model=model, count=1, tier=tier, position=position or (0.0, 0.0)
         )
-        return self.add_group(group)
+        group.name = gid
+        s = self._scenario
+        devices = s.devices if offered is None else [*s.devices, offered]
+        after = dataclasses.replace(s, groups=[*s.groups, group], devices=devices)
+        self._push(AddGroupCommand(self.replace_scenario, f"Add group {gid}", s, after))
+        return gid
+
+    def add_custom_device(self, device: CustomDevice) -> str | None:
+        """Add a user-defined device to the scenario as one undo step; the reason when it
+        cannot be used (a field out of range, an id taken), ``None`` when added."""
+        s = self._scenario
+        after = dataclasses.replace(s, devices=[*s.devices, device])
+        try:
+            scenario_catalog(after, self.base_catalog)
+        except ScenarioError as exc:
+            return "; ".join(f"{p.field or p.where}: {p.message}" for p in exc.problems)
+        self._push(
+            AddCustomDeviceCommand(self.replace_scenario, f"Add device {device.id}", s, after)
+        )
+        return None
 
     def remove_items(self, group_ids: Iterable[str] = (), bundle_ids: Iterable[str] = ()) -> bool:
         """Remove groups (and every bundle and failure touching them) and bundles at once."""

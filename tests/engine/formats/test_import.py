@@ -124,7 +124,8 @@ def test_uneven_structure_becomes_several_groups(catalog):
         ("node_a,port_a,node_b,port_b,rate\ns1,n0,l1,p1,fast\n", "l.csv:2", "not a number"),
         ("s1,n0,l1,p1,-5\n", "l.csv:1", "positive"),
         ("s1,n0,s1,p1,400\n", "l.csv:1", "to itself"),
-        ("server1,n0,leaf1,p1,400\n", "l.csv", "NIC port"),
+        ("server1,n0,leaf1,p1,123\n", "l.csv", "no catalog NIC runs 123 Gb/s"),
+        ("server1,n0,leaf1,p1,400\nserver1,n1,leaf1,p2,200\n", "l.csv", "several rates"),
     ],
 )
 def test_bad_link_lists_are_refused_naming_file_and_line(text, where, words, catalog):
