@@ -186,6 +186,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     if problems:
         raise ScenarioError(problems)
     cat = scenario_catalog(scenario, catalog)
+    size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     key = graph_key(scenario, cat)
     known = GRAPHS.get(key)
     if known is None:
@@ -202,15 +203,13 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         scenario=scenario,
         link_latency=link_latency,
         class_latency=class_latency,
-        warnings=list(known.warnings),
+        warnings=size_warnings + known.warnings,
     )
 
 
 def _build(scenario: Scenario, cat: Catalog) -> Fabric:
     """Expand `scenario` (already checked) into its arrays."""
-    size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     builder = _Builder(scenario, cat)
-    builder.warnings.extend(size_warnings)
     groups = scenario.groups
     group_index = {g.id: i for i, g in enumerate(groups)}
 

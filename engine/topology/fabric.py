@@ -73,7 +73,12 @@ class Fabric:
 
 
 def describe_link(fabric: Fabric, link: int) -> str:
-    """A readable name for a directed link, e.g. ``leaf[3] -> spine[12] (leaf-spine)``."""
+    """A readable name for a directed link, e.g. ``leaf[3] -> spine[12] (leaf-spine)``.
+
+    Parallel cables between the same two nodes (``links_per_pair`` above 1) are told apart
+    by their place among them (``leaf[3] -> spine[12] #2/2 (leaf-spine)``), so a list of
+    links never shows two identical rows for two different cables.
+    """
 
     def name(node: int) -> str:
         g = fabric.scenario.groups[int(fabric.node_group[node])]
@@ -86,4 +91,9 @@ def describe_link(fabric: Fabric, link: int) -> str:
 
     bundle = int(fabric.link_bundle[link])
     via = "nvlink" if bundle == NVLINK_BUNDLE else fabric.scenario.bundles[bundle].id
-    return f"{name(int(fabric.link_src[link]))} -> {name(int(fabric.link_dst[link]))} ({via})"
+    src, dst = int(fabric.link_src[link]), int(fabric.link_dst[link])
+    parallel = np.flatnonzero((fabric.link_src == src) & (fabric.link_dst == dst))
+    place = ""
+    if parallel.size > 1:
+        place = f" #{int(np.searchsorted(parallel, link)) + 1}/{parallel.size}"
+    return f"{name(src)} -> {name(dst)}{place} ({via})"

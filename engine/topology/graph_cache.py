@@ -2,8 +2,8 @@
 
 A sweep of a latency, or an edit of the workload, changes nothing of the expanded graph: its
 nodes, links, capacities and wiring depend on the groups, bundles, failures, the fabric's
-technology and header settings, the routing's connection count (for the size warning), the
-catalog and the memory limit. `graph_key` names those inputs and nothing else; the two
+technology and header settings and the catalog (the size check against the memory limit
+runs on every expansion). `graph_key` names those inputs and nothing else; the two
 fabric-wide latency fields are left out because links keep their latency as a class
 (`engine.topology.expand.latency_classes`), filled in afresh on every expansion. A cached
 graph holds its catalog, so a key naming the catalog's identity cannot be reused by another.
@@ -17,7 +17,6 @@ from typing import Any
 from engine.catalog.devices import Catalog
 from engine.model.scenario import Scenario, to_dict
 from engine.runtime.lru import ByteLRU
-from engine.runtime.memory import memory_limit
 
 GRAPHS: ByteLRU[Any] = ByteLRU(512 * 2**20)
 
@@ -31,7 +30,7 @@ _CATALOGS: dict[int, Catalog] = {}
 
 def graph_key(scenario: Scenario, catalog: Catalog) -> str:
     """The key of `scenario`'s expanded graph: its structure, failures, the fabric settings
-    other than latencies, the connection count, the catalog and the memory limit."""
+    other than latencies, and the catalog."""
     fabric = {k: v for k, v in to_dict(scenario.fabric).items() if k not in LATENCY_FIELDS}
     if len(_CATALOGS) > 64:
         _CATALOGS.clear()
@@ -42,8 +41,6 @@ def graph_key(scenario: Scenario, catalog: Catalog) -> str:
         "bundles": to_dict(scenario.bundles),
         "failures": to_dict(scenario.failures),
         "fabric": fabric,
-        "flows_per_connection": scenario.routing.flows_per_connection,
         "catalog": id(catalog),
-        "memory": memory_limit(),
     }
     return json.dumps(inputs, sort_keys=True, default=str)

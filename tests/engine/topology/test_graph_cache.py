@@ -58,3 +58,16 @@ def test_shared_arrays_cannot_be_written(base, catalog):
     fabric = expand(base, catalog)
     with pytest.raises(ValueError):
         fabric.link_capacity[0] = 1.0
+
+
+def test_parallel_cables_have_different_names(base, catalog):
+    from engine.topology.expand import describe_link
+
+    scenario = apply_override(base, "bundles.leaf-spine.links_per_pair", "2")
+    fabric = expand(scenario, catalog)
+    src, dst = fabric.link_src, fabric.link_dst
+    first = int(np.flatnonzero(fabric.link_bundle == 1)[0])
+    twins = np.flatnonzero((src == src[first]) & (dst == dst[first]))
+    assert twins.size == 2
+    names = [describe_link(fabric, int(t)) for t in twins]
+    assert names[0] != names[1] and names[0].endswith("#1/2 (leaf-spine)")
