@@ -36,7 +36,7 @@ MAX_BLOCKS = 100_000
 MAX_SPEED_GBPS = 100_000.0
 MAX_LENGTH_M = 100_000.0
 CATALOG_TEXT = "catalog"
-MIN_FORM_HEIGHT = 286  # px: the inspector's height before it scrolled
+MIN_FORM_HEIGHT = 150  # px: a few rows; the rest scrolls, so the results can take the height
 
 
 class Inspector(QWidget):

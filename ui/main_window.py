@@ -49,7 +49,7 @@ from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
 from ui.run_messages import RunMessages, summary_html
 from ui.scenario_menu import ScenarioMenu
-from ui.settings import SettingsStore, restore_splitters, save_splitters
+from ui.settings import SettingsStore, first_start_docks, restore_splitters, save_splitters
 from ui.templates import TemplateDialog
 from ui.theme import THEME_SETTING, apply_app_theme, apply_theme_to, theme_named
 from ui.work.evaluation import EvaluationWorker
@@ -314,6 +314,8 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         state = self.store.value("windowState")
         if state is not None:
             self.restoreState(state)
+        else:
+            first_start_docks(self)
         restore_splitters(self, self.store)
         self._fill_recent_menu()
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QSplitter, QWidget
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 MAX_RECENT = 5
 RECENT_FILES = "recentFiles"
@@ -81,3 +81,15 @@ def restore_splitters(root: QWidget, store: SettingsStore) -> None:
         )
         if state is not None:
             splitter.restoreState(state)
+
+
+def first_start_docks(window: QMainWindow) -> None:
+    """On a first start (no saved state), give the Results dock almost half the window's
+    height once it is shown: the default leaves the plots a sliver at 1280x800."""
+
+    def resize() -> None:
+        dock = window.findChild(QDockWidget, "resultsDock")
+        if dock is not None:
+            window.resizeDocks([dock], [window.height() * 9 // 20], Qt.Orientation.Vertical)
+
+    QTimer.singleShot(0, resize)

@@ -28,8 +28,8 @@ from engine.runtime.lru import ByteLRU
 from engine.topology.graph_cache import GRAPHS
 
 CACHES: dict[str, ByteLRU] = {
-    "expanded graphs": GRAPHS,
     "routes": route_cache.ROUTES,
+    "expanded graphs": GRAPHS,
     "routing tables": route_cache.TABLES,
     "path latencies": route_cache.LATENCIES,
     "path shapes": SIGNATURES,
