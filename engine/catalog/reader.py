@@ -21,7 +21,7 @@ MAX_FILE_BYTES = 64 * 2**20  # the shipped catalog is ~100 KiB; a thousand times
 MAX_DEPTH = 8  # a figure's value nests at most 3 deep (port modes per speed)
 MAX_MAGNITUDE = 1e18  # past any price, rate, size or time a device has, in any unit
 MAX_TEXT_CHARS = 100_000  # a title or note longer than a short book is not one
-SECTIONS = {"sources": dict, "devices": list, "technologies": list}
+SECTIONS = {"sources": dict, "devices": list, "technologies": list, "supply": dict}
 SOURCE_KEYS = ("title", "url", "published", "grade")
 FIGURE_KEYS = frozenset({"value", "source", "assumption", "note"})
 

@@ -20,6 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.model.constraints import Constraints
 from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
@@ -256,7 +257,7 @@ class Calibration:
 @dataclass
 class Scenario:
     """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
-    failures, and the calibration fitted to measured runs."""
+    failures, the calibration fitted to measured runs, and constraints on its parts."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -267,6 +268,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
     calibration: Calibration = field(default_factory=Calibration)
+    constraints: Constraints = field(default_factory=Constraints)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""
