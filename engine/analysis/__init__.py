@@ -28,6 +28,7 @@ from engine.analysis.formats import (
 )
 from engine.analysis.frontier import COSTS as FRONTIER_COSTS
 from engine.analysis.frontier import PERFORMANCE as FRONTIER_PERFORMANCE
+from engine.analysis.frontier import REPORT_PERFORMANCE as FRONTIER_REPORT_PERFORMANCE
 from engine.analysis.frontier import (
     Frontier,
     FrontierPoint,
@@ -123,6 +124,7 @@ __all__ = [
     "EXPORT_SUFFIXES",
     "FRONTIER_COSTS",
     "FRONTIER_PERFORMANCE",
+    "FRONTIER_REPORT_PERFORMANCE",
     "LATENCIES_NS",
     "METRICS",
     "NCCL_TESTS_OPS",

@@ -45,6 +45,9 @@ _FROM_REPORT: dict[str, Callable[[EvaluationResult], float | None]] = {
     "busbw_GBps": lambda r: r.collective.rows[0].busbw_GBps if r.collective else None,
 }
 
+# what an evaluation report holds, so the compare view can offer it
+REPORT_PERFORMANCE: tuple[str, ...] = tuple(_FROM_REPORT)
+
 
 @dataclass(frozen=True)
 class FrontierPoint(JsonResult):
