@@ -4,7 +4,8 @@ Each item carries its catalog id; dragging it produces `QMimeData` of type `DEVI
 (the id as UTF-8) that the canvas accepts. Double-clicking an item (or pressing Enter on
 it) emits `deviceActivated(id)`, which the main window turns into a new group. Each item
 shows the same device icon as the canvas nodes (kind, technology badge), redrawn by
-`set_theme` when the theme changes.
+`set_theme` when the theme changes; its tooltip gives the part's supply and, for a server,
+its NICs' offload (`ui.part_facts`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 from engine.catalog.devices import Catalog
 from ui.canvas.gestures import DEVICE_MIME
 from ui.icons import device_icon
+from ui.part_facts import part_tooltip
 from ui.theme import LIGHT, Theme
 
 MODEL_ROLE = Qt.ItemDataRole.UserRole
@@ -78,7 +80,7 @@ class Palette(QWidget):
             for device in catalog.of_kind(kind):
                 item = QTreeWidgetItem(section, [device.id])
                 item.setData(0, MODEL_ROLE, device.id)
-                item.setToolTip(0, f"{device.name} ({device.vendor})")
+                item.setToolTip(0, part_tooltip(device, catalog))
                 item.setFlags(
                     Qt.ItemFlag.ItemIsEnabled
                     | Qt.ItemFlag.ItemIsSelectable

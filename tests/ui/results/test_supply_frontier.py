@@ -84,3 +84,25 @@ def test_the_compare_view_draws_the_frontier_of_ib_and_its_roce_variant(qtbot, w
     assert view.result.performance_metric == "tokens_per_s" and view.result.better == "higher"
     assert [r[2] for r in table_rows(view.table)] != [r[2] for r in rows]
     dialog.close()
+
+
+def test_the_palette_tells_a_parts_supply_and_a_servers_nic_offload(win):
+    tips = {model: item.toolTip(0) for model, item in win.palette.items.items()}
+    assert "second sources 0 on InfiniBand" in tips["qm9700"]
+    assert "in-order only" in tips["hgx-h100-thor2"] and "reorders packets" in tips["hgx-h100"]
+
+
+def test_spraying_on_a_server_whose_nic_cannot_reorder_is_a_problem_naming_it(qtbot):
+    from engine.analysis import load_preset
+
+    scenario = load_preset("hgx-h100-roce-ecmp-1k")
+    w = shown_window(qtbot, scenario, settings=app_settings())
+    servers = next(g.id for g in scenario.groups if g.kind == "server")
+    w.document.set_field(f"groups.{servers}.model", "hgx-h100-thor2")
+    assert w.problems_panel.row_texts() == []
+    w.document.set_field("routing.mode", "spray")
+    rows = w.problems_panel.row_texts()
+    assert len(rows) == 1 and rows[0].startswith("routing.mode: ") and "thor2-400g" in rows[0]
+    w.document.undo_stack.undo()
+    assert w.problems_panel.row_texts() == []
+    w.close()
