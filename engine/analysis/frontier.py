@@ -18,7 +18,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from engine.analysis.results import EvaluationResult, JsonResult
-from engine.analysis.sweeps import METRICS, evaluate_metric, pareto_front, parse_values, sweep
+from engine.analysis.sweeps import evaluate_metric, pareto_front, parse_values, sweep
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario, to_json
 
@@ -192,7 +192,6 @@ def frontier_sweep(
     """The frontier over one field swept (`values_text`: ``v1,v2,...`` or
     ``start:stop:count``); each point is labelled ``param=value``."""
     _check_metrics(cost_metric, performance_metric)
-    assert performance_metric in METRICS and cost_metric in METRICS
     values = parse_values(values_text)
     cost = sweep(scenario, [(param, values)], cost_metric, executor)
     perf = sweep(scenario, [(param, values)], performance_metric, executor)
