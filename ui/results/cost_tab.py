@@ -54,12 +54,13 @@ class CostTab(ResultTab):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addLayout(figures)
-        left_layout.addWidget(self.table, 3)
-        left_layout.addWidget(self.supply, 1)
+        left_layout.addWidget(self.table, 1)
         body.addWidget(left)
+        body.addWidget(self.supply)
         body.addWidget(self.comparison)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 2)
+        body.setStretchFactor(2, 2)
         super().__init__("costTab", body)
         self.set_exports(
             [

@@ -1,14 +1,16 @@
 """The Cost tab's supply view: who the capex goes to, beside the price.
 
-Shows the engine's vendor concentration (`CostReport.supply`): one line with the largest
-vendor's share of the capex and of the network capex, the share spent on single-source parts
-and on open-standard network parts, the host CPU cores the NICs' offload saves, and a table
-of capex per vendor. Nothing is computed here; every figure comes from the report.
+Shows the engine's vendor concentration (`CostReport.supply`) in two tables side by side:
+the figures (the largest vendor's share of the capex and of the network capex, the share
+spent on single-source parts and on open-standard network parts, the host CPU cores the
+NICs' offload saves, which parts are single-source, notes such as parts without supply
+data) and the capex per vendor. Tables, not wrapped labels, so that the tab can shrink with
+the window. Nothing is computed here; every figure comes from the report.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from engine.analysis import CostReport
 from ui.results.tables import fill_table, make_table
@@ -20,45 +22,48 @@ class SupplyView(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.setObjectName("supplyView")
-        self.summary = QLabel("Vendors: –")
-        self.summary.setObjectName("supplySummary")
-        self.summary.setWordWrap(True)
-        self.notes = QLabel("")
-        self.notes.setObjectName("supplyNotes")
-        self.notes.setWordWrap(True)
+        self.figures = make_table("supplyFigures", ["supply", "value"])
         self.vendors = make_table(
             "vendorTable", ["vendor", "capex (USD)", "share of capex", "share of network"]
         )
-        layout = QVBoxLayout(self)
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.summary)
+        layout.addWidget(self.figures, 1)
         layout.addWidget(self.vendors, 1)
-        layout.addWidget(self.notes)
+
+    def figure(self, title: str) -> str:
+        """The value shown for the figure `title` ("" when there is none)."""
+        for r in range(self.figures.rowCount()):
+            if self.figures.item(r, 0) and self.figures.item(r, 0).text() == title:
+                return self.figures.item(r, 1).text()
+        return ""
 
     def show_cost(self, cost: CostReport | None) -> None:
-        """The concentration figures of `cost`, or dashes when there is none."""
+        """The concentration figures of `cost`, or empty tables when there is none."""
         if cost is None:
-            self.summary.setText("Vendors: –")
-            self.notes.setText("")
+            fill_table(self.figures, [])
             fill_table(self.vendors, [])
             return
         s = cost.supply
-        self.summary.setText(
-            f"Largest vendor: {s.top_vendor} {s.top_vendor_share:.1%} of capex; "
-            f"single-source parts {s.single_source_share:.1%}. "
-            f"Network: {s.network_top_vendor} {s.network_top_vendor_share:.1%}, "
-            f"single-source {s.network_single_source_share:.1%}, "
-            f"open-standard {s.network_open_standard_share:.1%}. "
-            f"Host CPU cores saved by NIC offload: {cost.host_cores_saved:,}"
-        )
-        network = {v.vendor: v.share for v in s.network_by_vendor}
         rows = [
-            [v.vendor, float(v.capex_usd), f"{v.share:.1%}", _percent(network.get(v.vendor))]
-            for v in s.by_vendor
+            ["largest vendor", f"{s.top_vendor} {s.top_vendor_share:.1%}"],
+            ["single-source share", f"{s.single_source_share:.1%}"],
+            ["network: largest vendor", f"{s.network_top_vendor} {s.network_top_vendor_share:.1%}"],
+            ["network: single-source share", f"{s.network_single_source_share:.1%}"],
+            ["network: open-standard share", f"{s.network_open_standard_share:.1%}"],
+            ["host CPU cores saved by NIC offload", f"{cost.host_cores_saved:,}"],
+            ["single-source parts", ", ".join(s.single_source_parts) or "none"],
+            *(["note", note] for note in s.notes),
         ]
-        fill_table(self.vendors, rows)
-        parts = ", ".join(s.single_source_parts) or "none"
-        self.notes.setText(" ".join([f"Single-source parts: {parts}.", *s.notes]))
+        fill_table(self.figures, rows)
+        network = {v.vendor: v.share for v in s.network_by_vendor}
+        fill_table(
+            self.vendors,
+            [
+                [v.vendor, float(v.capex_usd), f"{v.share:.1%}", _percent(network.get(v.vendor))]
+                for v in s.by_vendor
+            ],
+        )
 
 
 def _percent(share: float | None) -> str:
