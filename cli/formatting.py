@@ -118,7 +118,36 @@ def format_cost(report: CostReport, name: str) -> str:
         f"power {report.power_w / 1e3:,.1f} kW (network {report.network_power_w / 1e3:,.1f} kW); "
         f"energy over {report.years:g} years {report.opex_usd:,.0f} USD"
     )
-    return "\n".join(lines)
+    return "\n".join(lines + format_supply(report))
+
+
+def _second_sources(count: int | None) -> str:
+    return "no supply data" if count is None else f"{count} second source" + "s" * (count != 1)
+
+
+def format_supply(report: CostReport) -> list[str]:
+    """Vendor concentration beside the price, each line's supply facts, host cores saved."""
+    s = report.supply
+    shares = ", ".join(f"{v.vendor} {v.share:.1%}" for v in s.by_vendor)
+    network = ", ".join(f"{v.vendor} {v.share:.1%}" for v in s.network_by_vendor)
+    lines = [
+        f"vendors of the capex: {shares}; largest {s.top_vendor} {s.top_vendor_share:.1%}; "
+        f"single-source parts {s.single_source_share:.1%}",
+        f"vendors of the network capex: {network}; largest {s.network_top_vendor} "
+        f"{s.network_top_vendor_share:.1%}; single-source {s.network_single_source_share:.1%}; "
+        f"open-standard {s.network_open_standard_share:.1%}",
+        f"host CPU cores saved by NIC offload: {report.host_cores_saved:,}",
+        "supply per line:",
+    ]
+    for line in report.bom:
+        lines.append(
+            f"  {line.catalog_id:<24} {line.vendor:<16} {_second_sources(line.second_sources):<20}"
+            f" lead time {line.lead_time:<12} "
+            + {True: "open standard", False: "single-vendor interfaces", None: "openness unknown"}[
+                line.open_standard
+            ]
+        )
+    return lines + [f"note: {n}" for n in s.notes]
 
 
 def format_training(step: TrainingResult) -> str:

@@ -1,7 +1,7 @@
 """The argument parser of every headless sub-command, and the entry that runs one.
 
 ``fabriclab presets``, ``validate``, ``evaluate``, ``cost``, ``sweep``, ``compare``,
-``train``, ``collective``, ``transport``, ``goodput``, ``library``, ``export`` and ``import`` for open
+``train``, ``collective``, ``transport``, ``goodput``, ``frontier``, ``library``, ``export`` and ``import`` for open
 formats, and ``import-nccl-tests``, ``measurements`` and ``calibrate`` for measured runs. A broken scenario prints every problem (element,
 field, what to do) and exits 2; a bad command line exits 2 as well; nothing prints a
 traceback at the user.
@@ -18,6 +18,7 @@ from cli.calibrate_command import add_calibrate_options, run_calibrate
 from cli.commands import EXIT_INVALID, EXIT_OK
 from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
+from cli.frontier_command import add_frontier_command
 from cli.goodput_command import add_goodput_command
 from cli.template_command import add_template_command
 from engine.analysis import (
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_format_commands(sub, _command)
     add_template_command(sub)
     add_goodput_command(sub, _command)
+    add_frontier_command(sub, _command)
     return parser
 
 

@@ -10,6 +10,8 @@ User-defined devices (the scenario's own and those of the user catalog beside th
 are listed after the shipped ones of their section, marked ``(user-defined)`` and in italics
 (`set_user_devices`). The context menu's "Duplicate as custom device…" (also
 `duplicate_action`, on the current item) emits `duplicateRequested(id)`.
+`set_theme` when the theme changes; its tooltip gives the part's supply and, for a server,
+its NICs' offload (`ui.part_facts`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 from engine.catalog.devices import Catalog, Device
 from ui.canvas.gestures import DEVICE_MIME
 from ui.icons import device_icon
+from ui.part_facts import part_tooltip
 from ui.theme import LIGHT, Theme
 
 MODEL_ROLE = Qt.ItemDataRole.UserRole
@@ -81,6 +84,7 @@ class Palette(QWidget):
         self.kinds: dict[str, str] = {}
         self.sections: dict[str, QTreeWidgetItem] = {}
         self.items: dict[str, QTreeWidgetItem] = {}
+        self.catalog = catalog  # the supply and offload facts of the tooltips
         for kind, title in SECTIONS:
             section = QTreeWidgetItem(self.tree, [title])
             section.setFlags(Qt.ItemFlag.ItemIsEnabled)
@@ -107,7 +111,7 @@ class Palette(QWidget):
         item = QTreeWidgetItem(section, [device.id + mark])
         item.setData(0, MODEL_ROLE, device.id)
         item.setData(0, USER_ROLE, device.user_defined)
-        item.setToolTip(0, f"{device.name} ({device.vendor})" + mark)
+        item.setToolTip(0, part_tooltip(device, self.catalog) + mark)
         if device.user_defined:
             font = item.font(0)
             font.setItalic(True)

@@ -26,6 +26,17 @@ from engine.analysis.formats import (
     import_topology,
     import_traffic,
 )
+from engine.analysis.frontier import COSTS as FRONTIER_COSTS
+from engine.analysis.frontier import PERFORMANCE as FRONTIER_PERFORMANCE
+from engine.analysis.frontier import REPORT_PERFORMANCE as FRONTIER_REPORT_PERFORMANCE
+from engine.analysis.frontier import (
+    Frontier,
+    FrontierPoint,
+    frontier,
+    frontier_of_reports,
+    frontier_scenarios,
+    frontier_sweep,
+)
 from engine.analysis.goodput import goodput, goodput_by_technology
 from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
@@ -67,6 +78,7 @@ from engine.analysis.results import (
     ResultFormatError,
     StageTime,
     Stats,
+    SupplySummary,
     TierUtilization,
     TimedCollective,
     TopologySummary,
@@ -74,6 +86,7 @@ from engine.analysis.results import (
     TransportStudy,
     TransportWorkload,
     UtilizationHistogram,
+    VendorShare,
 )
 from engine.analysis.self_check import (
     CheckResult,
@@ -109,6 +122,9 @@ __all__ = [
     "DEFAULT_SIZES",
     "EXPORT_FORMATS",
     "EXPORT_SUFFIXES",
+    "FRONTIER_COSTS",
+    "FRONTIER_PERFORMANCE",
+    "FRONTIER_REPORT_PERFORMANCE",
     "LATENCIES_NS",
     "METRICS",
     "NCCL_TESTS_OPS",
@@ -138,6 +154,8 @@ __all__ = [
     "EvaluationResult",
     "Flow",
     "FlowSeries",
+    "Frontier",
+    "FrontierPoint",
     "GoodputComparison",
     "GoodputPart",
     "GoodputResult",
@@ -156,6 +174,7 @@ __all__ = [
     "SelfCheckError",
     "StageTime",
     "Stats",
+    "SupplySummary",
     "SweepPoint",
     "SweepResult",
     "TierUtilization",
@@ -165,6 +184,7 @@ __all__ = [
     "TransportStudy",
     "TransportWorkload",
     "UtilizationHistogram",
+    "VendorShare",
     "bundle_tier_labels",
     "busbw_at",
     "cache_counts",
@@ -186,6 +206,10 @@ __all__ = [
     "export_fabric",
     "export_preview",
     "fabric_size",
+    "frontier",
+    "frontier_of_reports",
+    "frontier_scenarios",
+    "frontier_sweep",
     "generate",
     "goodput",
     "goodput_by_technology",

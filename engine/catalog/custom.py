@@ -156,7 +156,15 @@ def merge_devices(catalog: Catalog, entries: list[dict[str, Any]]) -> Catalog:
     for i, entry in enumerate(entries):
         device = _device(i, entry, devices)
         devices[device.id] = device
-    merged = Catalog(devices, shipped.technologies, shipped.sources, shipped.updated, key, shipped)
+    merged = Catalog(
+        devices,
+        shipped.technologies,
+        shipped.sources,
+        shipped.updated,
+        user_key=key,
+        shipped=shipped,
+        supply=shipped.supply,
+    )
     _MERGED[(id(shipped), key)] = (shipped, merged)
     while len(_MERGED) > _MERGED_KEEP:
         _MERGED.popitem(last=False)

@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.catalog.errors import CatalogError
 from engine.catalog.reader import check_document, read_catalog_text
+from engine.catalog.supply import Supply, parse_supply
 from engine.runtime.resources import resource_path
 
 DEVICE_KINDS = ("gpu", "server", "switch", "nic", "cable", "transceiver")
@@ -87,6 +88,7 @@ class Catalog:
     updated: str = ""
     user_key: str = ""  # the digest of the user-defined devices merged in ("" for none)
     shipped: Catalog | None = None  # the catalog they were merged over (None: this one)
+    supply: dict[str, Supply] = field(default_factory=dict)
 
     def get(self, device_id: str, kind: str | None = None) -> Device:
         """The device `device_id`; `KeyError` when unknown or of another kind."""
@@ -98,6 +100,11 @@ class Catalog:
     def of_kind(self, kind: str) -> list[Device]:
         """Devices of one kind, in catalog order."""
         return [d for d in self.devices.values() if d.kind == kind]
+
+    def supply_of(self, part_id: str) -> Supply | None:
+        """The supply facts of part `part_id` (vendor, second sources, lead time, openness),
+        or None when the catalog has none for it."""
+        return self.supply.get(part_id)
 
     def technology(self, tech_id: str) -> Device:
         """The technology profile (``infiniband`` or ``roce``)."""
@@ -175,7 +182,8 @@ def parse_catalog(data: Any) -> Catalog:
             technology=tech_id,
             fields=_parse_fields(tech_id, entry.get("fields", {}), sources),
         )
-    return Catalog(devices, technologies, sources, data.get("updated", ""))
+    supply = parse_supply(data.get("supply"), set(devices), _parse_fields, sources)
+    return Catalog(devices, technologies, sources, data.get("updated", ""), supply=supply)
 
 
 def load_catalog_file(path: Path) -> Catalog:

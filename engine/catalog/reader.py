@@ -2,7 +2,7 @@
 
 Every catalog (the shipped one today, user catalogs beside a library later) passes here
 before anything is built from it, so a damaged or hostile file is refused with the place
-it goes wrong (`devices[3].fields.latency_ns.value`) and the bound it breaks, never with
+it goes wrong (`devices[3].fields.latency_ns.value`, `supply.qm9700.second_sources`) and the bound it breaks, never with
 another exception: the size of the file, strict UTF-8, nesting depth, non-finite numbers
 (JSON's ``NaN`` and ``Infinity``), numbers past any physical figure, text past a short
 book, lone surrogates, and the shape of every section the catalog parser reads.
@@ -21,7 +21,7 @@ MAX_FILE_BYTES = 64 * 2**20  # the shipped catalog is ~100 KiB; a thousand times
 MAX_DEPTH = 8  # a figure's value nests at most 3 deep (port modes per speed)
 MAX_MAGNITUDE = 1e18  # past any price, rate, size or time a device has, in any unit
 MAX_TEXT_CHARS = 100_000  # a title or note longer than a short book is not one
-SECTIONS = {"sources": dict, "devices": list, "technologies": list}
+SECTIONS = {"sources": dict, "devices": list, "technologies": list, "supply": dict}
 SOURCE_KEYS = ("title", "url", "published", "grade")
 FIGURE_KEYS = frozenset({"value", "source", "assumption", "note"})
 
@@ -85,6 +85,12 @@ def check_document(data: Any) -> None:
     for section in ("devices", "technologies"):
         for i, entry in enumerate(data.get(section, [])):
             _check_entry(entry, f"{section}[{i}]")
+    for part_id, entry in data.get("supply", {}).items():
+        if not isinstance(entry, dict):
+            raise CatalogError(f"catalog supply.{part_id}: must be an object")
+        if "vendor" in entry and not isinstance(entry["vendor"], str):
+            raise CatalogError(f"catalog supply.{part_id}.vendor: must be text")
+        _check_figures({k: v for k, v in entry.items() if k != "vendor"}, f"supply.{part_id}")
 
 
 def _check_entry(entry: Any, path: str) -> None:
@@ -100,8 +106,13 @@ def _check_entry(entry: Any, path: str) -> None:
     fields = entry.get("fields", {})
     if not isinstance(fields, dict):
         raise CatalogError(f"catalog {path}.fields: must be an object")
+    _check_figures(fields, f"{path}.fields")
+
+
+def _check_figures(fields: dict[str, Any], path: str) -> None:
+    """Each figure an object of known keys whose source, assumption and note are text."""
     for name, spec in fields.items():
-        where = f"{path}.fields.{name}"
+        where = f"{path}.{name}"
         if not isinstance(spec, dict):
             raise CatalogError(f"catalog {where}: must be an object with a 'value'")
         unknown = sorted(set(spec) - FIGURE_KEYS)

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from engine.catalog.devices import Catalog, Device
 from engine.cost.bom_line import BomLine, trace
 from engine.cost.bundle_lines import bundle_lines
+from engine.cost.supply import annotate_lines
 from engine.model.catalogs import scenario_catalog
 from engine.model.scenario import DeviceGroup
 from engine.topology.expand import Fabric
@@ -109,7 +110,8 @@ def _merge(lines: list[BomLine]) -> list[BomLine]:
 
 
 def bill_of_materials(fabric: Fabric, catalog: Catalog | None = None) -> list[BomLine]:
-    """The BOM of an expanded fabric: servers, NICs, switches per tier, cables and optics.
+    """The BOM of an expanded fabric: servers, NICs, switches per tier, cables and optics,
+    each line with its supply facts on the fabric's technology (`annotate_lines`).
 
     `ScenarioError` names a bundle the catalog has no cable or optics for.
     """
@@ -119,4 +121,4 @@ def bill_of_materials(fabric: Fabric, catalog: Catalog | None = None) -> list[Bo
         lines += _server_lines(g, cat) if g.kind == "server" else [_switch_line(g, cat)]
     for bi in range(len(fabric.scenario.bundles)):
         lines += bundle_lines(fabric, bi, cat)
-    return _merge(lines)
+    return annotate_lines(_merge(lines), cat, fabric.scenario.fabric.technology)

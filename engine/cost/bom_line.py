@@ -18,6 +18,10 @@ class BomLine:
 
     `network` says whether the line counts toward the network's capex and power (everything
     but the servers). `note` says how the count or price was derived when it is not obvious.
+    The supply fields (`vendor`, `second_sources`, `lead_time`, `open_standard`; None and
+    "unknown" where the catalog has no supply data) and, on NIC lines, the host CPU cores the
+    NICs' offload saves (`host_cores_saved`, for the whole line) are filled in by
+    `engine.cost.supply.annotate_lines`.
     """
 
     item: str
@@ -30,6 +34,11 @@ class BomLine:
     provenance: str
     network: bool = True
     note: str = ""
+    vendor: str = ""
+    second_sources: int | None = None
+    lead_time: str = "unknown"
+    open_standard: bool | None = None
+    host_cores_saved: int = 0
 
     @property
     def price_usd(self) -> float:

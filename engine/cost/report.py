@@ -3,7 +3,9 @@
 From the bill of materials (engine.cost.bom) it sums capex and power, overall and for the
 network (switches, cables, transceivers, fiber and separately priced NICs); from the site's
 electricity price and PUE (engine.cost.energy) the energy and its cost over the years asked;
-then cost per GPU and, given delivered performance, per unit of it. Every figure comes with
+then cost per GPU and, given delivered performance, per unit of it; beside the price, the
+vendor concentration of the bill (engine.cost.supply) and the host CPU cores the NICs'
+offload saves. Every figure comes with
 its sources and the arithmetic behind it. Money is in USD, power in W, energy in kWh, time in
 years of 8,766 hours.
 """
@@ -17,6 +19,7 @@ from engine.catalog.devices import Catalog
 from engine.cost.bom import bill_of_materials
 from engine.cost.bom_line import BomLine
 from engine.cost.energy import HOURS_PER_YEAR, energy_kwh, site_figures
+from engine.cost.supply import vendor_concentration
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.topology.expand import Fabric
@@ -125,6 +128,8 @@ def cost_report(
         "tokens_per_s": tokens,
         "usd_per_token_per_s": _per(capex, tokens),
         "tco_usd_per_token_per_s": _per(capex + opex, tokens),
+        "host_cores_saved": sum(line.host_cores_saved for line in bom),
+        "supply": vendor_concentration(bom),
         "bom": [line.to_dict() for line in bom],
         "sources": sources,
         "derivation": _derivation(bom, capex, network_capex, power, gpus, years_, price, factor),

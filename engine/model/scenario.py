@@ -21,13 +21,14 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.model.constraints import Constraints
 from engine.model.devices import CustomDevice, json_value
 from engine.model.errors import Problem, ScenarioError
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 3  # 3: the devices a scenario defines itself; workload.sizes
+FORMAT_VERSION = 3  # 3: devices, constraints, workload.sizes
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
@@ -259,8 +260,8 @@ class Calibration:
 
 @dataclass
 class Scenario:
-    """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
-    failures, the calibration fitted to measured runs, and its own catalog entries."""
+    """One what-if: topology, fabric, transport, routing, workload, failures, calibration
+    to measured runs, its own catalog entries (`devices`) and constraints on its parts."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -272,6 +273,7 @@ class Scenario:
     failures: Failures = field(default_factory=Failures)
     calibration: Calibration = field(default_factory=Calibration)
     devices: list[CustomDevice] = field(default_factory=list)
+    constraints: Constraints = field(default_factory=Constraints)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""
@@ -487,10 +489,7 @@ def from_json(text: str, notes: list[str] | None = None) -> Scenario:
             "file", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
-        raise _fail(
-            "file",
-            "nested too deeply to be a scenario (lists or objects inside each other ~1,000 levels down)",
-        ) from None
+        raise _fail("file", "nested too deeply (~1,000 levels) to be a scenario") from None
     except ValueError:  # Python refuses to read a whole number of more than 4,300 digits
         raise _fail(
             "file",

@@ -14,6 +14,7 @@ from engine.catalog.devices import Catalog
 from engine.model.calibration_checks import check_calibration
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
+from engine.model.part_checks import check_parts
 from engine.model.scenario import (
     GROUP_KINDS,
     LOSS_RECOVERY,
@@ -458,10 +459,9 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += check_training(scenario.workload.training)
     problems += _check_technology(scenario, catalog, usable)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
+    problems += check_parts(scenario, catalog)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
     problems += check_sizes(scenario.workload)
     if not any(g.kind == "server" for g in scenario.groups):
-        problems.append(
-            Problem("groups", "the scenario has no server group, so no GPUs to connect")
-        )
+        problems.append(Problem("groups", "the scenario has no server group, so no GPUs"))
     return problems

@@ -7,8 +7,10 @@ evaluated one after another on the dialog's own `TaskWorker` (`engine.analysis
 `engine.analysis.decision_table` lays out the figures and this view only shows them: one row
 per figure, one column per scenario and, for every scenario after the first (the baseline),
 a column with its absolute and relative delta; the better value is bold and ticked. The
-collectives' busbw curves are overlaid on a linear busbw axis (log as an option), and the
-table exports as CSV in the engine's units.
+collectives' busbw curves are overlaid on a linear busbw axis (log as an option), the
+decision frontier (`frontier_plot`: cost vs step time or another performance, the
+non-dominated scenarios joined) sits under them, and the table exports as CSV in the
+engine's units.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from PySide6.QtWidgets import (
 from engine.analysis import AppReport, DecisionRow, DecisionTable, decision_table, run_evaluation
 from engine.catalog.devices import Catalog
 from engine.model.scenario import Scenario
+from ui.results.frontier_plot import FrontierPlot
 from ui.results.pins import PIN_COLORS
 from ui.results.plot_axes import result_plot
 from ui.results.plot_export import write_csv
@@ -159,10 +162,12 @@ class CompareDialog(QDialog):
         self.plot = result_plot(
             "compareBusbw", "message size (B)", "busbw (GB/s)", "B", "GB/s", log_y=False
         )
+        self.frontier = FrontierPlot()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
         right.addWidget(self.plot)
-        right.setSizes([420, 280])
+        right.addWidget(self.frontier)
+        right.setSizes([360, 220, 280])
         buttons = QHBoxLayout()
         buttons.addWidget(self.log_box)
         buttons.addStretch(1)
@@ -255,6 +260,7 @@ class CompareDialog(QDialog):
         reports = [self._reports[i] for i in self._picked]
         self.show_table(decision_table(labels, reports))
         self._show_curves(labels, reports)
+        self.frontier.show_reports(labels, reports)
         self.status.setText(f"Compared {len(labels)} scenarios against {labels[0]}.")
         self.compared.emit(self.table_result)
 

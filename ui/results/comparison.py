@@ -43,6 +43,7 @@ COST_METRICS = (
     Metric("power (kW)", "power_w", "kilo"),
     Metric("TCO per GPU (USD)", "tco_per_gpu_usd"),
     Metric("USD per busbw GB/s", "usd_per_busbw_GBps"),
+    Metric("host CPU cores saved", "host_cores_saved"),
 )
 
 

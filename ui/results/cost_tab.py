@@ -1,4 +1,5 @@
-"""The Cost tab: the bill of materials, capex and cost per GPU, and the pinned comparison."""
+"""The Cost tab: the bill of materials with each part's vendor and second sources, capex and
+cost per GPU, the vendor concentration (`supply_view`), and the pinned comparison."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ui.results.comparison import COST_METRICS, comparison_rows
 from ui.results.pins import Pin
 from ui.results.plot_export import ExportTarget, write_csv
 from ui.results.result_tab import ResultTab
+from ui.results.supply_view import SupplyView
 from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
 
 
@@ -18,8 +20,21 @@ class CostTab(ResultTab):
 
     def __init__(self) -> None:
         self.table = make_table(
-            "costTable", ["item", "count", "unit price (USD)", "price (USD)", "power (W)"]
+            "costTable",
+            [
+                "item",
+                "count",
+                "unit price (USD)",
+                "price (USD)",
+                "power (W)",
+                "vendor",
+                "second sources",
+                "lead time",
+                "open standard",
+                "host cores saved",
+            ],
         )
+        self.supply = SupplyView()
         self.capex_label = QLabel("Capex: –")
         self.capex_label.setObjectName("capexLabel")
         self.network_share_label = QLabel("Network share: –")
@@ -41,9 +56,11 @@ class CostTab(ResultTab):
         left_layout.addLayout(figures)
         left_layout.addWidget(self.table, 1)
         body.addWidget(left)
+        body.addWidget(self.supply)
         body.addWidget(self.comparison)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 2)
+        body.setStretchFactor(2, 2)
         super().__init__("costTab", body)
         self.set_exports(
             [
@@ -59,6 +76,7 @@ class CostTab(ResultTab):
             self.capex_label.setText("Capex: –")
             self.network_share_label.setText("Network share: –")
             self.cost_per_gpu_label.setText("Cost per GPU: –")
+            self.supply.show_cost(None)
             self.set_error(f"Cost not evaluated: {error}" if error else "")
             return
         rows = [
@@ -68,10 +86,16 @@ class CostTab(ResultTab):
                 float(line.unit_price_usd),
                 float(line.price_usd),
                 float(line.power_w),
+                line.vendor,
+                "no data" if line.second_sources is None else int(line.second_sources),
+                line.lead_time,
+                {True: "yes", False: "no", None: "unknown"}[line.open_standard],
+                int(line.host_cores_saved),
             ]
             for line in cost.bom
         ]
         fill_table(self.table, rows)
+        self.supply.show_cost(cost)
         self.capex_label.setText(f"Capex: ${cost.capex_usd:,.0f}")
         self.network_share_label.setText(f"Network share: {cost.network_share:.1%}")
         self.cost_per_gpu_label.setText(f"Cost per GPU: ${cost.cost_per_gpu_usd:,.0f}")

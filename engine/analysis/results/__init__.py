@@ -23,7 +23,7 @@ from engine.analysis.results.comparison import (
     DecisionRow,
     DecisionTable,
 )
-from engine.analysis.results.cost import BomRow, CostReport
+from engine.analysis.results.cost import BomRow, CostReport, SupplySummary, VendorShare
 from engine.analysis.results.fabric import (
     HotLink,
     PermutationResult,
@@ -74,6 +74,7 @@ __all__ = [
     "ResultFormatError",
     "StageTime",
     "Stats",
+    "SupplySummary",
     "TierUtilization",
     "TimedCollective",
     "TopologySummary",
@@ -81,4 +82,5 @@ __all__ = [
     "TransportStudy",
     "TransportWorkload",
     "UtilizationHistogram",
+    "VendorShare",
 ]

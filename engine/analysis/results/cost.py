@@ -34,8 +34,43 @@ class BomRow(JsonResult):
     provenance: str
     network: bool
     note: str
+    vendor: str
+    second_sources: int | None
+    lead_time: str
+    open_standard: bool | None
+    host_cores_saved: int
     price_usd: float
     power_w: float
+
+
+@dataclass(frozen=True)
+class VendorShare(JsonResult):
+    """One vendor's capex in a bill of materials and its share of the bill (0..1)."""
+
+    vendor: str
+    capex_usd: float
+    share: float
+
+
+@dataclass(frozen=True)
+class SupplySummary(JsonResult):
+    """Vendor concentration of a bill of materials (engine.cost.supply): capex per vendor,
+    the largest vendor's share, the share spent on single-source parts (no second source on
+    the fabric's technology), the same for the network lines alone, the network's share in
+    open-standard parts, which parts are single-source and which have no supply data."""
+
+    by_vendor: tuple[VendorShare, ...]
+    top_vendor: str
+    top_vendor_share: float
+    single_source_share: float
+    network_by_vendor: tuple[VendorShare, ...]
+    network_top_vendor: str
+    network_top_vendor_share: float
+    network_single_source_share: float
+    network_open_standard_share: float
+    single_source_parts: tuple[str, ...]
+    missing_supply: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -43,8 +78,9 @@ class CostReport(JsonResult):
     """Capex, power, energy cost over `years`, cost per GPU and per unit of performance.
 
     The ``*_per_busbw_GBps`` and ``*_per_token_per_s`` figures are ``None`` when the report
-    was made without the collective's busbw or the training's tokens/s. The CLI's JSON
-    writes any value JSON cannot hold as its text.
+    was made without the collective's busbw or the training's tokens/s. `host_cores_saved`
+    sums the host CPU cores the NICs' offload saves; `supply` is the vendor concentration.
+    The CLI's JSON writes any value JSON cannot hold as its text.
     """
 
     JSON_DEFAULT = str
@@ -74,6 +110,8 @@ class CostReport(JsonResult):
     tokens_per_s: float | None
     usd_per_token_per_s: float | None
     tco_usd_per_token_per_s: float | None
+    host_cores_saved: int
+    supply: SupplySummary
     bom: tuple[BomRow, ...]
     sources: tuple[Mapping[str, Any], ...]
     derivation: Mapping[str, str]

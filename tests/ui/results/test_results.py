@@ -447,7 +447,18 @@ def test_cost_table_exports_csv(qtbot, win, tmp_path, monkeypatch):
     open_tab(qtbot, results, tab)
     path = choose_export(qtbot, tab, "csv", "bom", monkeypatch, tmp_path / "bom.csv")
     rows = read_csv(path)
-    assert rows[0] == ["item", "count", "unit price (USD)", "price (USD)", "power (W)"]
+    assert rows[0] == [
+        "item",
+        "count",
+        "unit price (USD)",
+        "price (USD)",
+        "power (W)",
+        "vendor",
+        "second sources",
+        "lead time",
+        "open standard",
+        "host cores saved",
+    ]
     bom = win.last_report.cost.bom
     assert [r[0] for r in rows[1:]] == [line.item for line in bom]
 
