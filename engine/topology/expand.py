@@ -20,6 +20,7 @@ from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
 from engine.runtime.memory import memory_limit
+from engine.topology.gateways import Segments, is_gateway
 from engine.topology.graph_kernels import component_labels
 from engine.topology.port_checks import port_problems
 from engine.topology.size import check_fits, estimate_size
@@ -54,6 +55,7 @@ class Fabric:
     bundle_cables_up: np.ndarray  # int64 cables working per bundle
     group_first_node: np.ndarray  # int64 first node of each switch group (-1 for servers)
     warnings: list[Problem] = field(default_factory=list)
+    bundle_ethernet: np.ndarray | None = None  # bool per bundle in a hybrid fabric, else None
 
     @property
     def n_nodes(self) -> int:
@@ -154,9 +156,15 @@ class _Builder:
         self.copper_ns_per_m = float(tech.value("copper_propagation_ns_per_m"))
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self.segments = Segments(scenario, catalog, self.header_efficiency, self._efficiency)
+
+    def _efficiency(self, profile: str) -> float:
+        tech = self.cat.technology(profile)
+        mtu = self.s.fabric.mtu_bytes or float(tech.value("mtu_bytes"))
+        return header_efficiency(float(tech.value("header_bytes_per_packet")), mtu)
 
     def switch_latency_s(self, g: DeviceGroup) -> float:
-        if self.s.fabric.switch_latency_ns is not None:
+        if self.s.fabric.switch_latency_ns is not None and not is_gateway(g, self.cat):
             return self.s.fabric.switch_latency_ns * 1e-9
         return float(self.cat.get(g.model, "switch").value("latency_ns", g.overrides)) * 1e-9
 
@@ -289,6 +297,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         nodes_b = _member_nodes(gb, ib, wiring.b, cat, group_first_node, group_first_gpu, builder)
         for g, gidx, idx in ((ga, ia, wiring.a), (gb, ib, wiring.b)):
             use = np.bincount(idx, minlength=members(g, cat))
+            builder.segments.note(bi, g, gidx, use, cat)
             if g.kind == "switch":
                 port_use.setdefault(gidx, []).append((b.speed_gbps, use))
             else:
@@ -298,7 +307,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         alive &= ~failed_switch_nodes[nodes_a] & ~failed_switch_nodes[nodes_b]
         nodes_a, nodes_b = nodes_a[alive], nodes_b[alive]
         bundle_cables_up[bi] = nodes_a.shape[0]
-        capacity = b.speed_gbps * 1e9 / 8 * builder.header_efficiency
+        capacity = builder.segments.cable_rate(bi, b.speed_gbps, (ga, gb), cat)
         prop = builder.propagation_s(b)
         lat_into_b = prop + (
             builder.switch_latency_s(gb) if gb.kind == "switch" else builder.nic_latency_s(gb)
@@ -319,6 +328,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         up_parts.append(np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
 
     problems = port_problems(scenario, cat, port_use, nic_use)
+    problems += builder.segments.problems(scenario, cat)
     if problems:
         raise ScenarioError(problems)
 
@@ -354,6 +364,7 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         bundle_cables_up=bundle_cables_up,
         group_first_node=group_first_node,
         warnings=builder.warnings,
+        bundle_ethernet=builder.segments.ethernet(),
     )
     problems = _reachability_problems(fabric)
     if problems:
