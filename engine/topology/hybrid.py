@@ -95,7 +95,7 @@ def hybrid(
     groups: list[DeviceGroup] = []
     bundles: list[LinkBundle] = []
     for p in range(1, pods + 1):
-        x = (p - 1 - (pods - 1) / 2) * _POD_WIDTH
+        x = (p - 0.5) * _POD_WIDTH  # never 0: a group at (0, 0) is laid out anew
         ids = {t: f"p{p}-{t}" for t in ("servers", "leaf", "spine", "gw")}
         groups += [
             group(ids["servers"], "server", server, per_pod, "server", x),
@@ -144,7 +144,7 @@ def hybrid(
                 length_m=30.0,
             ),
         ]
-    core = group("eth-core", "switch", core_switch, CORE_SWITCHES, "core", 0.0)
+    core = group("eth-core", "switch", core_switch, CORE_SWITCHES, "core", pods * _POD_WIDTH / 2)
     core.name = "Ethernet core"
     groups.append(core)
     return scenario(
