@@ -20,6 +20,7 @@ from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.goodput_command import add_goodput_command
 from cli.inputs import parse_size
+from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
 from engine.analysis import (
     METRICS,
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_format_commands(sub, _command)
     add_template_command(sub)
     add_goodput_command(sub, _command)
+    add_shared_command(sub, _command)
     return parser
 
 

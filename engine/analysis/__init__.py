@@ -58,6 +58,7 @@ from engine.analysis.results import (
     GoodputPart,
     GoodputResult,
     HotLink,
+    JobResult,
     NcclTestsPoint,
     NcclTestsRun,
     NcclTestsTiming,
@@ -65,6 +66,7 @@ from engine.analysis.results import (
     PortFigures,
     PortSeries,
     ResultFormatError,
+    SharedResult,
     StageTime,
     Stats,
     TierUtilization,
@@ -85,6 +87,7 @@ from engine.analysis.self_check import (
     kernels_ready,
     run_check,
 )
+from engine.analysis.shared import equal_jobs, shared_run
 from engine.analysis.sources import load_from_library, open_library, seed_with_presets
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
@@ -142,6 +145,7 @@ __all__ = [
     "GoodputPart",
     "GoodputResult",
     "HotLink",
+    "JobResult",
     "Measurement",
     "NcclTestsPoint",
     "NcclTestsRun",
@@ -154,6 +158,7 @@ __all__ = [
     "ResultFormatError",
     "RunCancelledError",
     "SelfCheckError",
+    "SharedResult",
     "StageTime",
     "Stats",
     "SweepPoint",
@@ -182,6 +187,7 @@ __all__ = [
     "decision_table",
     "default_bundle",
     "default_executor",
+    "equal_jobs",
     "evaluate",
     "export_fabric",
     "export_preview",
@@ -214,6 +220,7 @@ __all__ = [
     "run_evaluation",
     "seed_with_presets",
     "set_memory_limit",
+    "shared_run",
     "store_run",
     "sweep",
     "sweep_points",

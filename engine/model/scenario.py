@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.model.errors import Problem, ScenarioError
+from engine.model.jobs import Job
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
@@ -256,7 +257,7 @@ class Calibration:
 @dataclass
 class Scenario:
     """One what-if: topology (groups and bundles), fabric, transport, routing, workload,
-    failures, and the calibration fitted to measured runs."""
+    failures, the calibration fitted to measured runs, and the jobs sharing the fabric."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -267,6 +268,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     failures: Failures = field(default_factory=Failures)
     calibration: Calibration = field(default_factory=Calibration)
+    jobs: list[Job] = field(default_factory=list)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""

@@ -13,6 +13,7 @@ import contextlib
 from engine.catalog.devices import Catalog
 from engine.model.calibration_checks import check_calibration
 from engine.model.errors import Problem
+from engine.model.job_checks import check_jobs
 from engine.model.scenario import (
     GROUP_KINDS,
     LOSS_RECOVERY,
@@ -454,6 +455,7 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += check_technology(scenario, catalog, usable, group_where, bundle_where)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
+    problems += check_jobs(scenario, catalog)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(
             Problem("groups", "the scenario has no server group, so no GPUs to connect")
