@@ -86,7 +86,10 @@ def equal_jobs(
     model = next((g.model for g in scenario.groups if g.kind == "server"), None)
     if model is None or count < 1:
         raise ScenarioError(Problem("jobs", "a shared cluster needs servers and at least one job"))
-    per = int(catalog.get(model, "server").value("gpus_per_server"))
+    try:
+        per = int(catalog.get(model, "server").value("gpus_per_server"))
+    except KeyError:
+        raise ScenarioError(Problem("jobs", f"unknown server model {model!r}")) from None
     size = float(message_bytes or scenario.workload.message_bytes)
     each = (servers - 2 * checkpoint_servers) // count
     if each < 1:

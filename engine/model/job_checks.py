@@ -14,11 +14,12 @@ def _servers(scenario: Scenario, catalog: Catalog) -> tuple[int, int]:
     """Servers of the scenario and the GPUs of its first server model (0 when unknown)."""
     servers, per = 0, 0
     for g in scenario.groups:
-        if g.kind != "server" or g.model not in catalog.devices:
+        device = catalog.devices.get(g.model)
+        if g.kind != "server" or device is None or device.kind != "server":
             continue
         servers += g.count
         if not per:
-            per = int(catalog.devices[g.model].value("gpus_per_server"))
+            per = int(device.value("gpus_per_server"))
     return servers, per
 
 

@@ -30,8 +30,8 @@ LAYER_NAME = {"infiniband": "InfiniBand", "ethernet": "Ethernet", GATEWAY: "gate
 def _own_layer(g: DeviceGroup, catalog: Catalog) -> str | None:
     """The layer a group's catalog part names (None: both, or not known)."""
     device = catalog.devices.get(g.model)
-    if device is None:
-        return None
+    if device is None or device.kind != g.kind:
+        return None  # an unknown model, or one of another kind, is reported by itself
     if g.kind == "switch":
         layer = device.technology
     elif device.has("nic") and device.value("nic") in catalog.devices:
