@@ -20,6 +20,7 @@ from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.frontier_command import add_frontier_command
 from cli.goodput_command import add_goodput_command
+from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
 from engine.analysis import (
     METRICS,
@@ -288,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_template_command(sub)
     add_goodput_command(sub, _command)
     add_frontier_command(sub, _command)
+    add_shared_command(sub, _command)
     return parser
 
 

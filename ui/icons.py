@@ -4,7 +4,7 @@ The files are 24×24 line drawings (1.5 stroke, round caps) that stroke with ``c
 Loading substitutes a concrete colour and renders through QSvgRenderer, so one file serves
 both themes and stays sharp at every size. Devices of an InfiniBand or an Ethernet model
 carry a corner badge (round for InfiniBand, square for Ethernet, in the theme's technology
-colours) cut out of the drawing so it reads on any background. Files are read only through
+colours; an InfiniBand-to-Ethernet gateway half of each) cut out of the drawing so it reads on any background. Files are read only through
 `engine.runtime.resources.resource_path`, which also works from a bundled app. Renderers and
 pixmaps are cached by name, colour and size, so repainting costs a lookup.
 """
@@ -46,7 +46,12 @@ DEVICE_ICONS = {
     "transceiver": "transceiver",
 }
 SWITCH_TIER_ICONS = {"leaf": "switch-leaf", "spine": "switch-spine", "core": "switch-core"}
-BADGES = {"infiniband": "badge-infiniband", "ethernet": "badge-ethernet", "roce": "badge-ethernet"}
+BADGES = {
+    "infiniband": "badge-infiniband",
+    "ethernet": "badge-ethernet",
+    "roce": "badge-ethernet",
+    "gateway": "badge-gateway",
+}
 ICON_SIZES_PX = (16, 20, 24, 32, 48, 64)
 BADGE_SHARE = 0.46  # badge edge as a share of the icon's edge
 BADGE_GAP = 0.09  # cut-out ring around the badge, as a share of the badge's edge
@@ -89,11 +94,12 @@ def badge_name(technology: str | None) -> str | None:
 
 
 def technology_color(technology: str | None, theme: Theme) -> str | None:
-    """The theme's colour for InfiniBand or Ethernet (``None`` otherwise)."""
+    """The theme's colour for InfiniBand (and a gateway, whose text starts with it) or
+    Ethernet (``None`` otherwise)."""
     badge = badge_name(technology)
     if badge is None:
         return None
-    return theme.infiniband if badge == "badge-infiniband" else theme.ethernet
+    return theme.ethernet if badge == "badge-ethernet" else theme.infiniband
 
 
 @functools.lru_cache(maxsize=512)
@@ -128,7 +134,12 @@ def device_pixmap(
             painter, rect.adjusted(-gap, -gap, gap, gap)
         )
         painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
-        svg_renderer("devices", badge, tech_color).render(painter, rect.adjusted(gap, gap, 0, 0))
+        inner = rect.adjusted(gap, gap, 0, 0)
+        if badge == "badge-gateway":  # InfiniBand's round half beside Ethernet's square one
+            svg_renderer("devices", "badge-gateway-ib", theme.infiniband).render(painter, inner)
+            svg_renderer("devices", "badge-gateway-eth", theme.ethernet).render(painter, inner)
+        else:
+            svg_renderer("devices", badge, tech_color).render(painter, inner)
     painter.end()
     return pixmap
 

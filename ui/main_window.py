@@ -45,6 +45,7 @@ from ui.palette import Palette
 from ui.problems import ProblemsPanel
 from ui.results.congestion_tab import CongestionTab
 from ui.results.goodput_tab import GoodputTab
+from ui.results.jobs_tab import add_jobs_tab
 from ui.results.panel import ResultsPanel
 from ui.results.sweep_panel import SweepPanel
 from ui.run_messages import RunMessages, summary_html
@@ -113,6 +114,7 @@ class MainWindow(ScenarioMenu, WindowMenus, FormatActions, QMainWindow):
         self.results.tabs.addTab(self.congestion_tab, "Congestion")
         self.goodput_tab = GoodputTab(self.document)
         self.results.tabs.addTab(self.goodput_tab, "Goodput")
+        self.jobs_tab = add_jobs_tab(self)
         self.sweep_panel = SweepPanel(self.document)
         self.results.tabs.addTab(self.sweep_panel, "Sweep")
         results_dock = QDockWidget("Results", self)

@@ -53,7 +53,8 @@ class TemplateDialog(QDialog):
         self.switch_combo = QComboBox()
         self.switch_combo.setObjectName("switchCombo")
         for d in catalog.of_kind("switch"):
-            self.switch_combo.addItem(d.id, d.id)
+            if d.technology != "gateway":  # a gateway joins fabrics; it builds none alone
+                self.switch_combo.addItem(d.id, d.id)
         self.oversub_spin = QDoubleSpinBox()
         self.oversub_spin.setObjectName("oversubscriptionSpin")
         self.oversub_spin.setRange(1.0, 16.0)

@@ -69,6 +69,7 @@ from engine.analysis.results import (
     GoodputPart,
     GoodputResult,
     HotLink,
+    JobResult,
     NcclTestsPoint,
     NcclTestsRun,
     NcclTestsTiming,
@@ -76,6 +77,7 @@ from engine.analysis.results import (
     PortFigures,
     PortSeries,
     ResultFormatError,
+    SharedResult,
     StageTime,
     Stats,
     SupplySummary,
@@ -98,6 +100,7 @@ from engine.analysis.self_check import (
     kernels_ready,
     run_check,
 )
+from engine.analysis.shared import equal_jobs, shared_run
 from engine.analysis.sources import load_from_library, open_library, seed_with_presets
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
@@ -160,6 +163,7 @@ __all__ = [
     "GoodputPart",
     "GoodputResult",
     "HotLink",
+    "JobResult",
     "Measurement",
     "NcclTestsPoint",
     "NcclTestsRun",
@@ -172,6 +176,7 @@ __all__ = [
     "ResultFormatError",
     "RunCancelledError",
     "SelfCheckError",
+    "SharedResult",
     "StageTime",
     "Stats",
     "SupplySummary",
@@ -202,6 +207,7 @@ __all__ = [
     "decision_table",
     "default_bundle",
     "default_executor",
+    "equal_jobs",
     "evaluate",
     "export_fabric",
     "export_preview",
@@ -238,6 +244,7 @@ __all__ = [
     "run_evaluation",
     "seed_with_presets",
     "set_memory_limit",
+    "shared_run",
     "store_run",
     "sweep",
     "sweep_points",

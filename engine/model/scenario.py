@@ -24,11 +24,12 @@ from typing import Any
 from engine.model.constraints import Constraints
 from engine.model.devices import CustomDevice, json_value
 from engine.model.errors import Problem, ScenarioError
+from engine.model.jobs import Job
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
 
 FORMAT_NAME = "fabriclab-scenario"
-FORMAT_VERSION = 3  # 3: devices, constraints, workload.sizes
+FORMAT_VERSION = 3  # 3: devices, constraints, jobs, workload.sizes
 
 GROUP_KINDS = ("server", "switch")
 TIERS = ("server", "leaf", "spine", "core")
@@ -261,7 +262,7 @@ class Calibration:
 @dataclass
 class Scenario:
     """One what-if: topology, fabric, transport, routing, workload, failures, calibration
-    to measured runs, its own catalog entries (`devices`) and constraints on its parts."""
+    to measured runs, its own catalog entries, constraints on its parts, jobs sharing it."""
 
     metadata: Metadata = field(default_factory=Metadata)
     groups: list[DeviceGroup] = field(default_factory=list)
@@ -274,6 +275,7 @@ class Scenario:
     calibration: Calibration = field(default_factory=Calibration)
     devices: list[CustomDevice] = field(default_factory=list)
     constraints: Constraints = field(default_factory=Constraints)
+    jobs: list[Job] = field(default_factory=list)
 
     def group(self, group_id: str) -> DeviceGroup:
         """The group with this id (KeyError if there is none)."""
@@ -294,9 +296,7 @@ class Scenario:
 # Conversion between dataclasses and JSON-ready dicts, driven by the type hints above.
 
 
-@functools.cache  # a class's resolved field types never change
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+_hints = functools.cache(typing.get_type_hints)  # a class's field types never change
 
 
 def to_dict(obj: Any) -> Any:

@@ -14,6 +14,7 @@ from engine.catalog.devices import Catalog
 from engine.model.calibration_checks import check_calibration
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
+from engine.model.job_checks import check_jobs
 from engine.model.part_checks import check_parts
 from engine.model.scenario import (
     GROUP_KINDS,
@@ -29,6 +30,7 @@ from engine.model.scenario import (
     Scenario,
 )
 from engine.model.sizes import check_sizes
+from engine.model.technology_checks import check_technology
 from engine.model.traffic import check_traffic
 from engine.model.training_checks import check_training
 from engine.model.transport_checks import check_transport
@@ -126,46 +128,6 @@ def _check_override_keys(g: DeviceGroup, catalog: Catalog, where: str) -> list[P
             "overrides",
         )
     ]
-
-
-# What each fabric technology forwards: an InfiniBand fabric needs InfiniBand switches and
-# NICs, a RoCE fabric Ethernet ones; a NIC or cable marked "both" serves either.
-LINK_LAYER = {"infiniband": "infiniband", "roce": "ethernet"}
-_LAYER_NAME = {"infiniband": "InfiniBand", "ethernet": "Ethernet"}
-
-
-def _check_technology(scenario: Scenario, catalog: Catalog, usable: set[str]) -> list[Problem]:
-    """Every switch and NIC speaks the fabric's link layer; a mix would need a gateway
-    between an InfiniBand and an Ethernet part, which FabricLab does not model."""
-    wanted = LINK_LAYER.get(scenario.fabric.technology)
-    if wanted is None:
-        return []  # an unknown technology is reported by itself
-    other = next(t for t in LINK_LAYER if t != scenario.fabric.technology)
-    problems = []
-    for g in scenario.groups:
-        if g.id not in usable:
-            continue
-        device = catalog.get(g.model, g.kind)
-        if g.kind == "switch":
-            part, layer = f"{g.model} switch", device.technology
-        elif device.has("nic"):
-            nic = device.value("nic")
-            part, layer = f"{nic} NIC of {g.model}", catalog.get(nic, "nic").technology
-        else:
-            continue
-        if layer in (None, "both", wanted):
-            continue
-        problems.append(
-            Problem(
-                group_where(g),
-                f"the {part} speaks {_LAYER_NAME.get(layer, layer)}, but fabric.technology is "
-                f"{scenario.fabric.technology!r}: choose an {_LAYER_NAME[wanted]} {g.kind} or set "
-                f"fabric.technology to {other!r} (an InfiniBand and Ethernet mix needs a "
-                "gateway, which FabricLab does not model)",
-                "model",
-            )
-        )
-    return problems
 
 
 def _check_pattern(
@@ -457,11 +419,12 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += _check_bundles(scenario, catalog, groups, usable)
     problems += _check_settings(scenario, groups)
     problems += check_training(scenario.workload.training)
-    problems += _check_technology(scenario, catalog, usable)
+    problems += check_technology(scenario, catalog, usable, group_where, bundle_where)
     problems += check_transport(scenario, catalog) + check_calibration(scenario)
     problems += check_parts(scenario, catalog)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
     problems += check_sizes(scenario.workload)
+    problems += check_jobs(scenario, catalog)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(Problem("groups", "the scenario has no server group, so no GPUs"))
     return problems

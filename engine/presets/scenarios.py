@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from engine.model.scenario import Scenario
 from engine.topology import generators as gen
+from engine.topology.hybrid import hybrid
 from engine.topology.nvl72 import nvl72
 from engine.topology.planes import multi_plane
 
@@ -127,6 +128,20 @@ def _gb200_nvl72_576() -> Scenario:
     )
 
 
+def _ib_pods_ethernet_core_256() -> Scenario:
+    return _named(
+        hybrid(256, "dgx-h100", "qm9700"),
+        "h100-ib-pods-eth-core-256",
+        "Two InfiniBand pods of 16 DGX H100 (128 GPUs each, rail-optimized Quantum-2 NDR, "
+        "non-blocking inside the pod) joined by an Ethernet core of two Spectrum-4 SN5600 "
+        "through two Skyway GA100 InfiniBand-to-Ethernet gateways per pod: InfiniBand inside "
+        "each pod, Ethernet between them, the gateways' 100 Gb/s per port the bottleneck "
+        "between the pods. Adaptive routing.",
+        ["hybrid", "infiniband", "ethernet", "gateway", "256"],
+        "adaptive",
+    )
+
+
 PRESETS: dict[str, Callable[[], Scenario]] = {
     "dgx-h100-ib-ndr-1k": _ib_1k,
     "dgx-h100-roce-spectrumx-1k": _spectrumx_1k,
@@ -137,6 +152,7 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "b300-ib-xdr-1152": _b300_xdr_1152,
     "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
     "gb200-nvl72-ib-576": _gb200_nvl72_576,
+    "h100-ib-pods-eth-core-256": _ib_pods_ethernet_core_256,
 }
 
 

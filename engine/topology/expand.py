@@ -29,6 +29,7 @@ from engine.topology.fabric import (  # noqa: F401 (the fabric is read from here
     Fabric,
     describe_link,
 )
+from engine.topology.gateways import Segments, is_gateway
 from engine.topology.graph_cache import GRAPHS, graph_key
 from engine.topology.graph_kernels import component_labels
 from engine.topology.port_checks import port_problems
@@ -109,9 +110,15 @@ class _Builder:
         self.copper_ns_per_m = float(tech.value("copper_propagation_ns_per_m"))
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self.segments = Segments(scenario, catalog, self.header_efficiency, self._efficiency)
+
+    def _efficiency(self, profile: str) -> float:
+        tech = self.cat.technology(profile)
+        mtu = self.s.fabric.mtu_bytes or float(tech.value("mtu_bytes"))
+        return header_efficiency(float(tech.value("header_bytes_per_packet")), mtu)
 
     def switch_latency_s(self, g: DeviceGroup) -> float:
-        if self.s.fabric.switch_latency_ns is not None:
+        if self.s.fabric.switch_latency_ns is not None and not is_gateway(g, self.cat):
             return self.s.fabric.switch_latency_ns * 1e-9
         return float(self.cat.get(g.model, "switch").value("latency_ns", g.overrides)) * 1e-9
 
@@ -303,6 +310,7 @@ def _build(scenario: Scenario, cat: Catalog) -> Fabric:
         nodes_b = _member_nodes(gb, ib, wiring.b, cat, group_first_node, group_first_gpu, builder)
         for g, gidx, idx in ((ga, ia, wiring.a), (gb, ib, wiring.b)):
             use = np.bincount(idx, minlength=members(g, cat))
+            builder.segments.note(bi, g, gidx, use, cat)
             if g.kind == "switch":
                 port_use.setdefault(gidx, []).append((b.speed_gbps, use))
             else:
@@ -312,7 +320,7 @@ def _build(scenario: Scenario, cat: Catalog) -> Fabric:
         alive &= ~failed_switch_nodes[nodes_a] & ~failed_switch_nodes[nodes_b]
         nodes_a, nodes_b = nodes_a[alive], nodes_b[alive]
         bundle_cables_up[bi] = nodes_a.shape[0]
-        capacity = b.speed_gbps * 1e9 / 8 * builder.header_efficiency
+        capacity = builder.segments.cable_rate(bi, b.speed_gbps, (ga, gb), cat)
         n = nodes_a.shape[0]
         src_parts += [nodes_a, nodes_b]
         dst_parts += [nodes_b, nodes_a]
@@ -323,6 +331,7 @@ def _build(scenario: Scenario, cat: Catalog) -> Fabric:
         up_parts.append(np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
 
     problems = port_problems(scenario, cat, port_use, nic_use)
+    problems += builder.segments.problems(scenario, cat)
     if problems:
         raise ScenarioError(problems)
 
@@ -362,6 +371,7 @@ def _build(scenario: Scenario, cat: Catalog) -> Fabric:
         bundle_cables_up=bundle_cables_up,
         group_first_node=group_first_node,
         warnings=builder.warnings,
+        bundle_ethernet=builder.segments.ethernet(),
     )
     problems = _reachability_problems(fabric)
     if problems:

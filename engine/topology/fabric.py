@@ -46,6 +46,7 @@ class Fabric:
     bundle_cables_up: np.ndarray  # int64 cables working per bundle
     group_first_node: np.ndarray  # int64 first node of each switch group (-1 for servers)
     warnings: list[Problem] = field(default_factory=list)
+    bundle_ethernet: np.ndarray | None = None  # bool per bundle in a hybrid fabric, else None
 
     @property
     def n_nodes(self) -> int:

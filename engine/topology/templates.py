@@ -1,8 +1,9 @@
 """The named topology templates and the one call that builds any of them.
 
 Each template lives in the module of its design: `generators` (single switch, leaf-spine,
-fat-tree, rail-optimized, rail-only), `planes` (multi-plane, dual-ToR) and `nvl72` (GB200
-NVL72 racks on folded rails). Front ends list `TEMPLATES` and call `generate`.
+fat-tree, rail-optimized, rail-only), `planes` (multi-plane, dual-ToR), `nvl72` (GB200
+NVL72 racks on folded rails) and `hybrid` (InfiniBand pods joined by an Ethernet core
+through gateways). Front ends list `TEMPLATES` and call `generate`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from engine.topology.generators import (
     rail_optimized,
     single_switch,
 )
+from engine.topology.hybrid import hybrid
 from engine.topology.nvl72 import nvl72
 from engine.topology.planes import dual_tor, multi_plane
 from engine.topology.template_parts import refuse
@@ -32,6 +34,7 @@ _TABLE: dict[str, Callable[..., Scenario]] = {
     "multi-plane": multi_plane,
     "dual-tor": dual_tor,
     "nvl72": nvl72,
+    "hybrid": hybrid,
 }
 TEMPLATES = tuple(_TABLE)
 # Templates whose leaves take an oversubscription, and those built of planes.

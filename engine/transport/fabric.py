@@ -4,7 +4,10 @@ The routed flows (`engine.routing.router.RoutedFlows`) name fabric links; the tr
 model keeps the cables each flow crosses (NVLink hops inside a server are left out: they
 are never the bottleneck of a scale-out transfer and do not take part in credits or PFC),
 compacts them to the links in use, and takes every link's buffer share, ECN thresholds and
-latency from the catalog models of the switches at its ends. Spraying (a flow split over
+latency from the catalog models of the switches at its ends. In a hybrid fabric (an
+InfiniBand pod and Ethernet joined through gateways) each link keeps its segment's
+technology: ECN thresholds only on Ethernet egress queues, and the flow control of its
+segment (`engine.transport.tables.derive_links`). Spraying (a flow split over
 several paths) is not a single path and is refused: route with ECMP or adaptive routing.
 """
 
@@ -36,11 +39,14 @@ def _propagation_s(fabric: Fabric, catalog: Catalog, links: np.ndarray) -> np.nd
     return np.asarray(per_bundle)[fabric.link_bundle[links]]
 
 
-def _switch_figures(fabric: Fabric, catalog: Catalog, nodes: np.ndarray, gbps: np.ndarray):
+def _switch_figures(
+    fabric: Fabric, catalog: Catalog, nodes: np.ndarray, gbps: np.ndarray, hybrid: bool = False
+):
     """Buffer share and ECN thresholds of the switch at each node (inf / off elsewhere),
-    looked up once per switch group and port speed."""
+    looked up once per switch group and port speed; in a hybrid fabric every switch's own
+    thresholds (the caller keeps them on Ethernet links only)."""
     groups = fabric.scenario.groups
-    roce = fabric.scenario.fabric.technology == "roce"
+    roce = hybrid or fabric.scenario.fabric.technology == "roce"
     buffers = np.full(nodes.shape[0], np.inf)
     ecn = [ECN_OFF] * nodes.shape[0]
     switch = np.flatnonzero(fabric.node_kind[nodes] == NODE_SWITCH)
@@ -94,8 +100,13 @@ def network_from_routes(
     np.cumsum(counts[keep_flow], out=ptr[1:])
     speed = np.array([b.speed_gbps for b in fabric.scenario.bundles])[fabric.link_bundle[used]]
     src, dst = fabric.link_src[used], fabric.link_dst[used]
+    ethernet = None
+    if fabric.bundle_ethernet is not None:
+        ethernet = fabric.bundle_ethernet[fabric.link_bundle[used]]
     into_buffer, _ = _switch_figures(fabric, catalog, dst, speed)
-    out_buffer, out_ecn = _switch_figures(fabric, catalog, src, speed)
+    out_buffer, out_ecn = _switch_figures(fabric, catalog, src, speed, ethernet is not None)
+    if ethernet is not None:
+        out_ecn = [e if on else ECN_OFF for e, on in zip(out_ecn, ethernet.tolist(), strict=True)]
     latency = fabric.link_latency[used]
     links = make_links(
         capacity_Bps=(fabric.link_capacity if capacity_Bps is None else capacity_Bps)[used],
@@ -107,6 +118,7 @@ def network_from_routes(
         buffer_bytes=into_buffer,
         egress_buffer_bytes=out_buffer,
         ecn=out_ecn,
+        ethernet=ethernet,
     )
     path_latency = np.add.reduceat(latency[local], ptr[:-1]) if local.size else np.zeros(0)
     classes, of_flow = group_into_classes(

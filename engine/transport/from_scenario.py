@@ -99,10 +99,11 @@ def scenario_network(
             links.from_switch, size, links.egress_buffer_bytes
         )
     if fabric.scenario.fabric.technology == "roce":
+        marks = links.from_switch if links.ethernet is None else links.from_switch & links.ethernet
         for name in ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax"):
             value = getattr(t, name)
             if value is not None:
-                changes[name] = np.where(links.from_switch, float(value), getattr(links, name))
+                changes[name] = np.where(marks, float(value), getattr(links, name))
     if not changes:
         return network
     return replace(network, links=replace(links, **changes))

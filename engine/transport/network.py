@@ -33,6 +33,9 @@ class LinkSpec:
     link (``inf`` when the far end is a NIC, which drains at line rate);
     `egress_buffer_bytes` the per-port buffer of the near-end switch (``inf`` at a NIC), the
     scale of the IB CC threshold. ECN thresholds belong to the near-end (egress) switch.
+    `ethernet` (a hybrid fabric's, else ``None``) says per link whether it is an Ethernet
+    segment: its far end pushes back with PFC, not InfiniBand credits, and its egress queue
+    marks ECN, not FECN.
     """
 
     capacity_Bps: np.ndarray
@@ -46,6 +49,7 @@ class LinkSpec:
     ecn_kmin_bytes: np.ndarray
     ecn_kmax_bytes: np.ndarray
     ecn_pmax: np.ndarray
+    ethernet: np.ndarray | None = None
 
     @property
     def n_links(self) -> int:
@@ -102,8 +106,10 @@ def make_links(
     buffer_bytes: np.ndarray,
     egress_buffer_bytes: np.ndarray,
     ecn: list[EcnParams],
+    ethernet: np.ndarray | None = None,
 ) -> LinkSpec:
-    """A `LinkSpec` from per-link sequences (one `EcnParams` per link, off at NIC egress)."""
+    """A `LinkSpec` from per-link sequences (one `EcnParams` per link, off at NIC egress;
+    `ethernet` per link in a hybrid fabric)."""
     into = np.asarray(into_switch, dtype=bool)
     out = np.asarray(from_switch, dtype=bool)
     return LinkSpec(
@@ -120,6 +126,7 @@ def make_links(
         ecn_kmin_bytes=np.array([e.kmin_bytes for e in ecn]) * out,
         ecn_kmax_bytes=np.array([e.kmax_bytes for e in ecn]) * out,
         ecn_pmax=np.array([e.pmax for e in ecn]) * out,
+        ethernet=None if ethernet is None else np.asarray(ethernet, dtype=bool),
     )
 
 

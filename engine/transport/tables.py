@@ -61,10 +61,18 @@ class LinkDerived:
 
 
 def derive_links(network: TransportNetwork, config: TransportConfig) -> LinkDerived:
-    """The per-link flow-control numbers of `network` under `config`."""
+    """The per-link flow-control numbers of `network` under `config`.
+
+    In a hybrid fabric (`LinkSpec.ethernet` set) each link's flow control follows its
+    segment: credits on InfiniBand, the configured Ethernet mechanism (PFC unless turned
+    off; PFC when the senders' technology is InfiniBand) on Ethernet."""
     links = network.links
     mode = config.mechanisms.lossless
-    control = np.where(links.into_switch, CONTROL_OF[mode], CONTROL_NONE).astype(np.int64)
+    code = CONTROL_OF[mode]
+    if links.ethernet is not None:
+        on_ethernet = CONTROL_OF["pfc" if mode == "credit" else mode]
+        code = np.where(links.ethernet, on_ethernet, CONTROL_CREDIT)
+    control = np.where(links.into_switch, code, CONTROL_NONE).astype(np.int64)
     headroom = pfc_headroom_bytes(
         links.capacity_Bps, links.propagation_s, links.speed_gbps, config.mtu_bytes, config.pfc
     )
@@ -161,7 +169,9 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
     ecn_on = config.mechanisms.dcqcn
     ib = config.ib_cc
     fecn = np.where(
-        links.from_switch & config.mechanisms.ib_cc,
+        links.from_switch
+        & config.mechanisms.ib_cc
+        & (True if links.ethernet is None else ~links.ethernet),
         ib.threshold_fraction * links.egress_buffer_bytes,
         np.inf,
     )

@@ -116,7 +116,16 @@ def test_template_speeds_follow_the_switch(qtbot, catalog):
 def test_results_tabs_are_filled_from_one_evaluation(qtbot, evaluated):
     results = evaluated.results
     titles = [results.tabs.tabText(i) for i in range(results.tabs.count())]
-    assert titles == ["Collective", "Links", "Training", "Cost", "Congestion", "Goodput", "Sweep"]
+    assert titles == [
+        "Collective",
+        "Links",
+        "Training",
+        "Cost",
+        "Congestion",
+        "Goodput",
+        "Jobs",
+        "Sweep",
+    ]
     assert evaluated.last_report.ui_elapsed_s < 5.0
     assert results.links_table.rowCount() > 0
     assert results.links_table.item(0, 1).text() == "servers-leaf"

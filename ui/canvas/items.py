@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
+from engine.model.technology_checks import group_layers, has_gateway
 from ui.canvas.layout import NODE_H, NODE_W
 from ui.icons import device_pixmap, technology_color
 from ui.theme import LIGHT, Theme, color, readable_on
@@ -39,18 +40,28 @@ from ui.theme import LIGHT, Theme, color, readable_on
 NODE_RADIUS = 8.0
 ICON_SIZE = 36.0
 ICON_PX = 128  # icon pixmap edge: sharp up to about 3.5× zoom
-TECHNOLOGY_TITLES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "roce": "RoCE"}
-SWITCH_TECHNOLOGIES = ("infiniband", "ethernet")
+TECHNOLOGY_TITLES = {
+    "infiniband": "InfiniBand",
+    "ethernet": "Ethernet",
+    "roce": "RoCE",
+    "gateway": "IB ↔ Ethernet",
+}
+SWITCH_TECHNOLOGIES = ("infiniband", "ethernet", "gateway")
 
 
 def group_technology(group: DeviceGroup, scenario: Scenario, catalog: Catalog) -> str:
-    """What a node's badge shows: a switch's own technology, else the scenario's fabric.
+    """What a node's badge shows: a switch's own technology (a gateway's is both), else
+    the scenario's fabric.
 
-    Servers' NICs speak both (VPI), so their network is the one the scenario chooses.
+    Servers' NICs speak both (VPI), so their network is the one the scenario chooses; in a
+    hybrid fabric (one with a gateway) it is that of the switches they are cabled to.
     """
     device = catalog.devices.get(group.model)
     if device is not None and device.kind == "switch" and device.technology in SWITCH_TECHNOLOGIES:
         return device.technology
+    if group.kind == "server" and has_gateway(scenario, catalog):
+        layer = group_layers(scenario, catalog).get(group.id)
+        return "roce" if layer == "ethernet" else "infiniband"
     return scenario.fabric.technology
 
 

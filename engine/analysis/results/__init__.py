@@ -34,6 +34,7 @@ from engine.analysis.results.fabric import (
     UtilizationHistogram,
 )
 from engine.analysis.results.goodput import GoodputComparison, GoodputPart, GoodputResult
+from engine.analysis.results.jobs import JobResult, SharedResult
 from engine.analysis.results.measured import NcclTestsPoint, NcclTestsRun, NcclTestsTiming
 from engine.analysis.results.report import AppReport, EvaluationResult
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
@@ -63,6 +64,7 @@ __all__ = [
     "GoodputPart",
     "GoodputResult",
     "HotLink",
+    "JobResult",
     "JsonResult",
     "NcclTestsPoint",
     "NcclTestsRun",
@@ -72,6 +74,7 @@ __all__ = [
     "PortFigures",
     "PortSeries",
     "ResultFormatError",
+    "SharedResult",
     "StageTime",
     "Stats",
     "SupplySummary",

@@ -1,0 +1,127 @@
+"""Interference between the jobs of a shared cluster: each job timed alone and together.
+
+Each job's traffic is the flow set that bounds it. A ``collective`` job runs NCCL's
+hierarchical ring: inside each server over NVLink (the same alone or shared, left out), then
+one ring per GPU index across its servers, GPU r of server i sending to GPU r of the next
+server; every ring flow carries ``factor x S / gpus_per_server`` bytes (factor 2(k-1)/k for
+an all-reduce over k servers, (k-1)/k for an all-gather or a reduce-scatter), all at once. A
+``checkpoint`` job's GPUs each write S bytes to the storage nodes (the servers no job holds,
+round robin, same GPU index). The flows are routed with the scenario's policy and given
+max-min fair rates (the ideal transport): alone, the job's flows by themselves; shared,
+every job's flows together. A job lasts as long as its slowest flow plus one path latency
+per ring step, so its slowdown is what the others' traffic costs it. Two jobs on disjoint
+halves of a non-blocking fabric keep their speed; two whose rings cross one link share it.
+"""
+
+# Names carry their unit as the engine spells it (Bps: bytes per second).
+# ruff: noqa: N815
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.collectives.stage_rates import route_rates
+from engine.jobs.placement import place_jobs
+from engine.model.jobs import Job
+from engine.routing.router import Router
+from engine.topology.expand import Fabric
+
+
+@dataclass
+class JobTraffic:
+    """One job's servers and flows: GPU pairs, bytes per flow and the ring steps paying a
+    path latency each."""
+
+    job: Job
+    servers: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    flow_bytes: float
+    steps: int
+
+
+def _gpu(fabric: Fabric, servers: np.ndarray, local: np.ndarray) -> np.ndarray:
+    return fabric.server_first_gpu[servers] + local
+
+
+def job_traffic(fabric: Fabric, jobs: list[Job]) -> list[JobTraffic]:
+    """Every job's flows on `fabric` (placed in list order)."""
+    per = int(np.min(np.diff(fabric.server_first_gpu)))
+    placed = place_jobs(jobs, fabric.n_servers, per)
+    storage = placed[-1]
+    out = []
+    for job, servers in zip(jobs, placed, strict=False):
+        k = servers.shape[0]
+        local = np.tile(np.arange(per), k)
+        if job.kind == "checkpoint":
+            writers = np.repeat(servers, per)
+            targets = storage[np.arange(writers.shape[0]) // per % storage.shape[0]]
+            src, dst = _gpu(fabric, writers, local), _gpu(fabric, targets, local)
+            out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 1))
+            continue
+        factor = 2.0 * (k - 1) / k if job.op == "all-reduce" else (k - 1) / k
+        steps = 2 * (k - 1) if job.op == "all-reduce" else k - 1
+        if k < 2:  # one server: its ring stays on NVLink
+            empty = np.empty(0, dtype=np.int64)
+            out.append(JobTraffic(job, servers, empty, empty, 0.0, 0))
+            continue
+        src = _gpu(fabric, np.repeat(servers, per), local)
+        dst = _gpu(fabric, np.repeat(np.roll(servers, -1), per), local)
+        out.append(JobTraffic(job, servers, src, dst, factor * job.message_bytes / per, steps))
+    return out
+
+
+@dataclass
+class JobTiming:
+    """A job's slowest flow rate (bytes/s), path latency (s) and time (s), alone or shared."""
+
+    rate_Bps: float
+    latency_s: float
+    time_s: float
+
+
+def _timings(fabric: Fabric, traffic: list[JobTraffic], router: Router) -> list[JobTiming]:
+    """Time of each job when `traffic` (some jobs) runs at once."""
+    busy = [t for t in traffic if t.src.size]
+    timings = {id(t): JobTiming(float("inf"), 0.0, 0.0) for t in traffic}
+    if not busy:
+        return [timings[id(t)] for t in traffic]
+    src = np.concatenate([t.src for t in busy])
+    dst = np.concatenate([t.dst for t in busy])
+    owner = np.repeat(np.arange(len(busy)), [t.src.size for t in busy])
+    policy = fabric.scenario.routing
+    routed = router.route(
+        src,
+        dst,
+        policy,
+        connection_bytes=np.repeat([t.flow_bytes for t in busy], [t.src.size for t in busy]),
+    )
+    rates = route_rates(
+        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
+    )
+    per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
+    flow_of = np.repeat(np.arange(routed.n_flows), np.diff(routed.flow_ptr))
+    lat = np.bincount(
+        flow_of,
+        weights=fabric.link_latency[routed.entry_link] * routed.entry_weight,
+        minlength=routed.n_flows,
+    )
+    conn_lat = np.zeros(routed.n_connections)
+    np.maximum.at(conn_lat, routed.connection, lat)
+    for j, t in enumerate(busy):
+        mine = owner == j
+        rate = float(per_conn[mine].min())
+        latency = float(conn_lat[mine].max())
+        timings[id(t)] = JobTiming(rate, latency, t.flow_bytes / rate + t.steps * latency)
+    return [timings[id(t)] for t in traffic]
+
+
+def interference(fabric: Fabric, jobs: list[Job]) -> list[tuple[JobTraffic, JobTiming, JobTiming]]:
+    """Per job its traffic, its timing alone and its timing with every job running."""
+    traffic = job_traffic(fabric, jobs)
+    router = Router(fabric)
+    shared = _timings(fabric, traffic, router)
+    alone = [_timings(fabric, [t], router)[0] for t in traffic]
+    return list(zip(traffic, alone, shared, strict=True))
