@@ -18,32 +18,14 @@ from engine.jobs.placement import place_jobs
 from engine.model.errors import ScenarioError
 from engine.model.jobs import Job
 from engine.model.scenario import (
-    DeviceGroup,
-    LinkBundle,
     RoutingPolicy,
-    Scenario,
     from_json,
     to_json,
 )
 from engine.model.validation import check_structure
 from engine.topology.expand import expand
 from engine.topology.templates import generate
-
-
-def _bottleneck(catalog) -> Scenario:
-    """4 DGX H100, servers 0-1 on leaf 0 and 2-3 on leaf 1, one 400G cable from each leaf
-    to the one spine: everything between the leaves crosses that cable."""
-    return Scenario(
-        groups=[
-            DeviceGroup("servers", "server", "dgx-h100", 4, "server"),
-            DeviceGroup("leaf", "switch", "qm9700", 2, "leaf"),
-            DeviceGroup("spine", "switch", "qm9700", 1, "spine"),
-        ],
-        bundles=[
-            LinkBundle("servers-leaf", "servers", "leaf", "full", blocks=2),
-            LinkBundle("leaf-spine", "leaf", "spine", "full"),
-        ],
-    )
+from tests.engine.jobs.scenarios import bottleneck
 
 
 def test_two_jobs_on_disjoint_halves_of_a_non_blocking_fabric_run_as_alone(catalog):
@@ -66,7 +48,7 @@ def test_two_jobs_on_disjoint_halves_of_a_non_blocking_fabric_run_as_alone(catal
 
 
 def test_two_jobs_sharing_one_bottleneck_link_each_get_half(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     assert check_structure(s, catalog) == []
     # spread over 4 servers: a on servers 0 and 2, b on 1 and 3; both rings cross the cable
     s.jobs = [Job("a", 16, placement="spread"), Job("b", 16, placement="spread")]
@@ -82,7 +64,7 @@ def test_two_jobs_sharing_one_bottleneck_link_each_get_half(catalog):
 
 
 def test_packed_jobs_on_one_leaf_each_do_not_meet_the_bottleneck(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     s.jobs = [Job("a", 16), Job("b", 16)]  # packed: a on servers 0-1 (leaf 0), b on 2-3
     a, b = shared_run(s, catalog).jobs
     assert (a.servers, b.servers) == ((0, 1), (2, 3))
@@ -108,7 +90,7 @@ def test_placements_take_whole_free_servers_reproducibly():
 
 
 def test_a_checkpoint_writes_to_the_free_servers(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     s.jobs = [Job("train", 16), Job("ckpt", 8, kind="checkpoint", message_bytes=1e9)]
     result = shared_run(s, catalog)
     train, ckpt = result.jobs
@@ -120,7 +102,7 @@ def test_a_checkpoint_writes_to_the_free_servers(catalog):
 
 
 def test_equal_jobs_split_the_servers(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     jobs = equal_jobs(s, catalog, 2, "spread", checkpoint_servers=1)
     assert [(j.name, j.gpus, j.kind) for j in jobs] == [
         ("job1", 8, "collective"),
@@ -143,7 +125,7 @@ def test_equal_jobs_split_the_servers(catalog):
     ],
 )
 def test_a_bad_job_is_refused_naming_it(catalog, job, field, fragment):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     s.jobs = [job]
     problems = check_structure(s, catalog)
     assert [(p.where, p.field) for p in problems] == [("jobs[0]", field)]
@@ -151,13 +133,13 @@ def test_a_bad_job_is_refused_naming_it(catalog, job, field, fragment):
 
 
 def test_a_checkpoint_with_no_server_left_for_storage_is_refused(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     s.jobs = [Job("a", 24), Job("c", 8, kind="checkpoint")]
     assert [p.where for p in check_structure(s, catalog)] == ["jobs"]
 
 
 def test_jobs_round_trip_and_an_older_file_has_none(catalog):
-    s = _bottleneck(catalog)
+    s = bottleneck()
     s.jobs = [Job("a", 16, placement="fragmented", seed=7)]
     assert from_json(to_json(s)) == s
     doc = json.loads(to_json(s))

@@ -8,25 +8,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.analysis import shared_run
-from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
+from tests.engine.jobs.scenarios import bottleneck
 from tests.ui.windows import shown_window
 
 TIMEOUT_MS = 120_000
-
-
-def bottleneck() -> Scenario:
-    """4 DGX H100 on two leaves joined by one 400G cable through one spine."""
-    return Scenario(
-        groups=[
-            DeviceGroup("servers", "server", "dgx-h100", 4, "server"),
-            DeviceGroup("leaf", "switch", "qm9700", 2, "leaf"),
-            DeviceGroup("spine", "switch", "qm9700", 1, "spine"),
-        ],
-        bundles=[
-            LinkBundle("servers-leaf", "servers", "leaf", "full", blocks=2),
-            LinkBundle("leaf-spine", "leaf", "spine", "full"),
-        ],
-    )
 
 
 @pytest.fixture
