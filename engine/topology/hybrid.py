@@ -26,7 +26,7 @@ from engine.topology.template_parts import (
     technology_of,
 )
 
-_POD_WIDTH = 520.0  # scene units between the pods' columns on the canvas
+_POD_WIDTH = 720.0  # scene units between the pods' columns (the core card fits between)
 CORE_SWITCHES = 2  # the Skyway design's one or two layer-3 Ethernet switches: two
 
 

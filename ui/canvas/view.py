@@ -326,7 +326,13 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         self.scale(factor, factor)
 
     def fit(self) -> None:
-        """Show every item."""
+        """Show every item, below the utilization legend when it is shown (a card in the
+        top band must not hide under it)."""
         rect = self.scene().itemsBoundingRect().adjusted(-40, -40, 40, 40)
-        if not rect.isEmpty():
-            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        if rect.isEmpty():
+            return
+        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        for _ in range(3 if self.legend.isVisible() else 0):  # the margin sets the scale
+            scale = self.transform().m11() or 1.0
+            margin = (self.legend.height() + 12) / scale
+            self.fitInView(rect.adjusted(0, -margin, 0, 0), Qt.AspectRatioMode.KeepAspectRatio)

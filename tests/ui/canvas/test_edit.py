@@ -462,6 +462,21 @@ def test_a_run_colours_switches_and_edges_by_tier_utilization(qtbot, win):
     assert not canvas.legend.isVisibleTo(canvas)
 
 
+def test_fit_keeps_every_card_clear_of_the_legend(qtbot):
+    # the hybrid preset's core band is as wide as the fabric: its right card sits in the corner
+    win = shown_window(qtbot, load_preset("h100-ib-pods-eth-core-256"))
+    canvas = win.canvas
+    with qtbot.waitSignal(win.worker.finished, timeout=TIMEOUT_MS):
+        win.evaluate_now()
+    assert canvas.legend.isVisibleTo(canvas)
+    canvas.fit()
+    legend = canvas.legend.geometry()
+    for node in canvas.nodes.values():
+        card = canvas.mapFromScene(node.sceneBoundingRect()).boundingRect()
+        assert not card.intersects(legend), node.group_id
+    win.close()
+
+
 def test_utilization_colour_scale():
     assert utilization_color(0.0).hue() == 120
     assert utilization_color(1.0).hue() == 0
