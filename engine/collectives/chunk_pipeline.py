@@ -21,11 +21,16 @@ Modelled here (NCCL master, 2.28-2.29, `calcCollChunking` and src/device/all_red
   a chunk climbing and descending its depth (P = 3 + 2 depth); chunk size at most 64 KiB
   from 4 servers, cut to 256, 128, 64 and 32 KiB under 32, 16, 4 and 1 loops.
 
-Not here: the ring, whose every rank injects its own chunk at the first step, so every link
-is busy from the start and there is no fill to pay (its per-step latencies are NCCL's own
-latency term); the tree, whose mid-size loss NCCL's tuner already carries in its measured
-``treeCorrectionFactor`` (adding a fill would count it twice); CollNet and the pipelined
-chains of broadcast and reduce, which no published point checks yet.
+* Ring broadcast and reduce with the Simple protocol: a pipelined chain, every chunk handed
+  from rank to rank (P = n - 1); chunk = one step of the Simple buffer (4 MiB / NCCL_STEPS =
+  512 KiB, BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1), one chunk per channel per loop.
+  LL and LL128 forward every line as its flag arrives, so their chain has no chunk fill.
+
+Not here: the ring all-reduce, all-gather and reduce-scatter, whose every rank injects its
+own chunk at the first step, so every link is busy from the start and there is no fill to
+pay (their per-step latencies are NCCL's own latency term); the tree, whose mid-size loss
+NCCL's tuner already carries in its measured ``treeCorrectionFactor`` (adding a fill would
+count it twice); CollNet, which no published mid-size point checks yet.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ class ChunkRules:
     nvlstree_max_chunk_bytes_many_nodes: int  # from `nvlstree_many_nodes` servers
     nvlstree_many_nodes: int
     nvls_pipeline_stages: int  # scatter, reduce-multicast, gather
+    simple_step_bytes: int  # the Simple buffer over NCCL_STEPS: 4 MiB / 8
+    chain_chunk_steps: int  # BROADCAST_CHUNKSTEPS, REDUCE_CHUNKSTEPS
 
 
 def ladder_chunk(
@@ -80,8 +87,10 @@ def pipeline_fill(
     rules: ChunkRules,
     cls: str | None,
     op: str,
+    protocol: str,
+    n: int,
     n_nodes: int,
-    per_server: int,
+    ring_channels: int,
     nvls_channels: int,
     sizes: np.ndarray,
 ) -> np.ndarray:
@@ -89,10 +98,17 @@ def pipeline_fill(
 
     1 where the algorithm has no fill to pay (see the module's docstring); NVLS and
     NVLS-tree all-reduce by their chunk ladders, with ``nHeads`` taken as the GPUs of a
-    server (one NVLS head per GPU) and `nvls_channels` NCCL's NVLS channel count.
+    server (one NVLS head per GPU) and `nvls_channels` NCCL's NVLS channel count; the
+    Simple chain of broadcast and reduce over its `ring_channels` rings.
     """
     sizes = np.asarray(sizes, dtype=np.float64)
     ones = np.ones(sizes.shape[0])
+    if cls == "ring" and op in ("broadcast", "reduce"):
+        if protocol != "simple" or n < 3:
+            return ones
+        loop = max(1, ring_channels) * rules.simple_step_bytes * rules.chain_chunk_steps
+        return fill_factor(n - 1, np.full(sizes.shape[0], float(loop)), sizes)
+    per_server = n // max(1, n_nodes)
     if op != "all-reduce" or cls not in ("nvls", "nvlstree") or per_server < 2:
         return ones
     ops = max(1, nvls_channels) * per_server  # concurrentOps = nChannels x nHeads

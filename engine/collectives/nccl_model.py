@@ -125,6 +125,8 @@ def _chunk_rules(nccl: Any) -> ChunkRules:
         nvlstree_max_chunk_bytes_many_nodes=int(nccl.value("nvlstree_max_chunk_bytes_many_nodes")),
         nvlstree_many_nodes=int(nccl.value("nvlstree_many_nodes")),
         nvls_pipeline_stages=int(nccl.value("nvls_pipeline_stages")),
+        simple_step_bytes=int(nccl.value("simple_buffer_bytes")) // int(nccl.value("nccl_steps")),
+        chain_chunk_steps=int(nccl.value("chain_chunk_steps")),
     )
 
 

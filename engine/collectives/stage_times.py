@@ -125,10 +125,11 @@ def collective_times(
                 part["bandwidth_s"] = part["bandwidth_s"] * scale
             transfer = np.maximum(transfer, floor)
     if m.chunk_rules is not None:
-        # The fill and drain of NCCL's chunk pipeline (NVLS, NVLS-tree; 1 elsewhere).
-        per_server = lay.per_server or lay.n // max(1, n_nodes)
+        # The fill and drain of NCCL's chunk pipeline (NVLS, NVLS-tree, Simple chains).
         nvls_channels = m.nvls_channels["1" if n_nodes <= 1 else "2+"]
-        fill = pipeline_fill(m.chunk_rules, cls, op, n_nodes, per_server, nvls_channels, sizes)
+        fill = pipeline_fill(
+            m.chunk_rules, cls, op, protocol, lay.n, n_nodes, channels, nvls_channels, sizes
+        )
         if np.any(fill != 1.0):
             transfer = transfer * fill
             for part in parts:

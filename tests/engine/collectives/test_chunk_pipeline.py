@@ -55,20 +55,37 @@ def test_nvls_chunk_follows_nccls_ladder(catalog):
 def test_nvlstree_chunk_is_capped_from_four_servers(catalog):
     rules = CollectiveEngine(_h100_server(catalog), catalog).tech.nccl.chunk_rules
     sizes = np.array([64 * MIB, 16 * GIB])
-    two = pipeline_fill(rules, "nvlstree", "all-reduce", 2, 8, 32, sizes)
+    two = pipeline_fill(rules, "nvlstree", "all-reduce", "simple", 16, 2, 16, 32, sizes)
     # 2 servers: 256 concurrent chunks, 64 MiB < 4 x 256 x 128 K: 64 K chunks, 4 loops of
     # 16 MiB; 5 stages (scatter, reduce, one tree step up and down, gather).
     assert two[0] == pytest.approx(1 + 4 * (256 * 64 * KIB) / (64 * MIB))
-    many = pipeline_fill(rules, "nvlstree", "all-reduce", 8, 8, 32, sizes)
+    many = pipeline_fill(rules, "nvlstree", "all-reduce", "simple", 64, 8, 16, 32, sizes)
     # 8 servers: at most 64 K even at 16 GiB, 3 tree levels: 9 stages.
     assert many[1] == pytest.approx(1 + 8 * (256 * 64 * KIB) / (16 * GIB))
 
 
-def test_ring_and_tree_pay_no_fill(catalog):
+def test_ring_and_tree_all_reduce_pay_no_fill(catalog):
     rules = CollectiveEngine(_h100_server(catalog), catalog).tech.nccl.chunk_rules
     sizes = np.array([1 * MIB, 64 * MIB])
     for cls in ("ring", "tree", "collnet", None):
-        np.testing.assert_array_equal(pipeline_fill(rules, cls, "all-reduce", 2, 8, 16, sizes), 1)
+        for op in ("all-reduce", "all-gather", "reduce-scatter"):
+            fill = pipeline_fill(rules, cls, op, "simple", 16, 2, 16, 32, sizes)
+            np.testing.assert_array_equal(fill, 1)
+
+
+def test_a_simple_chain_pays_one_chunk_per_hop(catalog):
+    # Ring broadcast over n ranks, c channels, 512 KiB Simple steps: (n - 2 + S / L) chunk
+    # times with L = c x 512 KiB; LL and LL128 forward line by line: no chunk fill.
+    rules = CollectiveEngine(_h100_server(catalog), catalog).tech.nccl.chunk_rules
+    assert rules.simple_step_bytes * rules.chain_chunk_steps == 512 * KIB
+    sizes = np.array([1 * MIB, 1 * GIB])
+    loop = 16 * 512 * KIB
+    fill = pipeline_fill(rules, "ring", "broadcast", "simple", 64, 8, 16, 32, sizes)
+    np.testing.assert_allclose(fill, [63.0, (62 + GIB / loop) / (GIB / loop)])
+    for proto in ("ll", "ll128"):
+        np.testing.assert_array_equal(
+            pipeline_fill(rules, "ring", "reduce", proto, 64, 8, 16, 32, sizes), 1
+        )
 
 
 def _h100_server(catalog):
@@ -87,3 +104,17 @@ def test_nvls_all_reduce_time_carries_the_fill(catalog):
     loops = 128 * np.array([16 * KIB, 32 * KIB, 64 * KIB])
     expected = latency + per_byte * sizes * (1 + 2 * np.minimum(1, loops / sizes))
     np.testing.assert_allclose(times, expected, rtol=1e-9)
+
+
+def test_ring_broadcast_time_is_the_chain_pipeline(catalog):
+    # One GPU on each of 8 servers of a non-blocking switch: the chain's hops are NIC to NIC,
+    # 2 channels (one NIC's), so L = 1 MiB and t(S) - t(0) = S/B (1 + 6 min(1, L/S)).
+    from tests.engine.collectives.test_timing import bandwidth_part, one_rank_per_server
+
+    fabric, ranks = one_rank_per_server(8, catalog)
+    engine = CollectiveEngine(fabric, catalog)
+    sizes = np.array([256 * KIB, 1 * MIB, 1 * GIB])
+    bw_part, _ = bandwidth_part(engine, "broadcast", "ring", ranks, sizes)
+    rate = float(engine.gpu_net_rate[ranks[0]])
+    expected = sizes / rate * (1 + 6 * np.minimum(1, 1 * MIB / sizes))
+    np.testing.assert_allclose(bw_part, expected, rtol=1e-9)
