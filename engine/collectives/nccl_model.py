@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.collectives.chunk_pipeline import ChunkRules
 
 PROTOCOLS = ("ll", "ll128", "simple")
 # NCCL's algorithm families (its tuner's rows); MPI-style schedules borrow the ring's.
@@ -58,6 +59,7 @@ class NcclModel:
     channels_per_nic: int
     collnet_default: bool
     version: str
+    chunk_rules: ChunkRules | None = None  # NVLS / NVLS-tree chunking (chunk_pipeline)
 
 
 def _seconds(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -106,6 +108,25 @@ def nccl_model(catalog: Catalog, arch: str, cpu_vendor: str | None = None) -> Nc
         channels_per_nic=int(nccl.value("channels_per_nic")),
         collnet_default=bool(nccl.value("collnet_default")),
         version=str(nccl.value("nccl_version")),
+        chunk_rules=_chunk_rules(nccl),
+    )
+
+
+def _ladder(value: Any) -> tuple[tuple[int, int], ...]:
+    return tuple((int(loops), int(cap)) for loops, cap in value)
+
+
+def _chunk_rules(nccl: Any) -> ChunkRules:
+    """NCCL's chunking constants of the catalog's ``nccl`` entry (calcCollChunking)."""
+    return ChunkRules(
+        nvls_chunk_bytes=int(nccl.value("nvls_chunk_bytes")),
+        nvls_ladder=_ladder(nccl.value("nvls_chunk_ladder")),
+        nvlstree_ladder=_ladder(nccl.value("nvlstree_chunk_ladder")),
+        nvlstree_max_chunk_bytes_many_nodes=int(nccl.value("nvlstree_max_chunk_bytes_many_nodes")),
+        nvlstree_many_nodes=int(nccl.value("nvlstree_many_nodes")),
+        nvls_pipeline_stages=int(nccl.value("nvls_pipeline_stages")),
+        simple_step_bytes=int(nccl.value("simple_buffer_bytes")) // int(nccl.value("nccl_steps")),
+        chain_chunk_steps=int(nccl.value("chain_chunk_steps")),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.collectives.chunk_pipeline import pipeline_fill
 from engine.collectives.nccl_model import (
     NcclModel,
     algbw_per_busbw,
@@ -61,7 +62,9 @@ def collective_times(
     the fabric's path latency per step and the expected wait of loss recovery. Bandwidth:
     the stages' transfer times (the slower of pipelined ones), over the share of the
     bandwidth the protocol keeps (and the tree's size correction), never faster than
-    NCCL's caps on the protocol's bus bandwidth.
+    NCCL's caps on the protocol's bus bandwidth, and longer by the fill and drain of
+    NCCL's chunk pipeline where a chunk passes several stages in a row
+    (`engine.collectives.chunk_pipeline`).
     """
     cls = NCCL_CLASS.get(algo)
     family = cls or "ring"
@@ -121,4 +124,14 @@ def collective_times(
             for part in parts:
                 part["bandwidth_s"] = part["bandwidth_s"] * scale
             transfer = np.maximum(transfer, floor)
+    if m.chunk_rules is not None:
+        # The fill and drain of NCCL's chunk pipeline (NVLS, NVLS-tree, Simple chains).
+        nvls_channels = m.nvls_channels["1" if n_nodes <= 1 else "2+"]
+        fill = pipeline_fill(
+            m.chunk_rules, cls, op, protocol, lay.n, n_nodes, channels, nvls_channels, sizes
+        )
+        if np.any(fill != 1.0):
+            transfer = transfer * fill
+            for part in parts:
+                part["bandwidth_s"] = part["bandwidth_s"] * fill
     return total + transfer, parts

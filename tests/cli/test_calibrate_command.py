@@ -4,6 +4,7 @@ saved as a library version, and bad input a clear message with exit 2."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,14 @@ def test_calibrate_json_and_out_write_a_loadable_calibrated_scenario(capsys, tmp
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["name"] == "lab" and report["version"] == 1
-    assert report["fitted_median_error"] <= report["default_median_error"]
+
+    # Least squares on the log of the times never ends worse than its start (the defaults);
+    # the median, which it does not minimise, may (an H100 preset fitted to A100 runs).
+    def mean_square_log(key: str) -> float:
+        logs = [math.log1p(p[key]) ** 2 for p in report["points"]]
+        return sum(logs) / len(logs)
+
+    assert mean_square_log("fitted_error") <= mean_square_log("default_error")
     calibrated = from_json(out_file.read_text(encoding="utf-8"))
     assert calibrated.calibration.name == "lab"
     assert calibrated.calibration.measured == [ALL_REDUCE.name, ALL_GATHER.name]

@@ -39,6 +39,19 @@ and the mechanistic transport. `tests/validation/test_nccl_points.py` recomputes
 fails when the median absolute error passes 10%, when a point misses by more than 35% without
 the written reason given here, or when a reason is no longer needed. No default was tuned to
 these points; where a point misses, the reason names the mechanism the model lacks.
+
+Where it misses, and why: fleet C's B200 cluster (the `b200c` rows) reaches 10-25% less than
+its identical twin, fleet A, on rings and all-gather; that is a property of the
+cluster (its settings are not published), which calibration captures, and no default follows
+it. Small all-to-all lacks NCCL's point-to-point latency (grouped send/recv through the proxy
+thread, which NCCL's tuner does not cost and its source gives no constant for: about 30 µs
+per network message measured). The tree under the transport mechanisms runs low at 8 and 64
+servers, and NVLS-tree across 46 servers runs 31% low (the fill of its deep tree's chunk
+pipeline moves it one point further). One GPU per server drives its 200G NIC faster in the
+model than measured. Mid-size NVLS and NVLS-tree all-reduce carry the fill and drain of
+NCCL's chunk pipeline (`engine/collectives/chunk_pipeline.py`: calcCollChunking's chunk
+sizes, src/enqueue.cc); the tree's mid-size loss is NCCL's own measured correction, which a
+RoCE cluster at 8 MiB falls well short of.
 """
 
 

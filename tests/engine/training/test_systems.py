@@ -21,8 +21,10 @@ def test_tp_of_24_stays_on_nvlink_in_an_nvl72_rack_but_not_across_hgx_servers():
     assert rack["gpu"] == "gb200" and not any("spans" in n for n in rack["notes"])
     assert any("spans 3 servers" in n for n in hgx["notes"])
     # the same all-reduces: NVLink 5 inside the rack; between HGX servers each ring hop
-    # leaves through a 400G NIC and pays the network's latency per step
-    assert rack["comm_s"]["tp"]["raw_s"] < 0.5 * hgx["comm_s"]["tp"]["raw_s"]
+    # leaves through a 400G NIC and pays the network's latency per step. The rack's NVLS
+    # runs 24 heads x 24 channels, loops of 9-37 MiB, whose chunk-pipeline fill its
+    # mid-size all-reduces pay (engine.collectives.chunk_pipeline): about half the HGX's.
+    assert rack["comm_s"]["tp"]["raw_s"] < 0.55 * hgx["comm_s"]["tp"]["raw_s"]
 
 
 def test_800g_connectx8_servers_move_tp_across_servers_faster_than_400g():
