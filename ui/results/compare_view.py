@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -163,11 +164,14 @@ class CompareDialog(QDialog):
             "compareBusbw", "message size (B)", "busbw (GB/s)", "B", "GB/s", log_y=False
         )
         self.frontier = FrontierPlot()
+        self.views = QTabWidget()  # the curves and the frontier share the height below
+        self.views.setObjectName("compareViews")
+        self.views.addTab(self.plot, "busbw curves")
+        self.views.addTab(self.frontier, "cost frontier")
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
-        right.addWidget(self.plot)
-        right.addWidget(self.frontier)
-        right.setSizes([360, 220, 280])
+        right.addWidget(self.views)
+        right.setSizes([360, 400])
         buttons = QHBoxLayout()
         buttons.addWidget(self.log_box)
         buttons.addStretch(1)
