@@ -75,6 +75,7 @@ class CustomDeviceDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("customDeviceDialog")
         self.setWindowTitle(f"Custom device based on {base.id}")
+        self.setMinimumWidth(480)  # the names run long: show them whole
         self.base, self.submit = base, submit
         self.taken = set(catalog.devices)
         form = QFormLayout()
@@ -85,6 +86,8 @@ class CustomDeviceDialog(QDialog):
         self._id_touched = False
         self.name_edit.textEdited.connect(self._name_edited)
         self.id_edit.textEdited.connect(lambda _text: setattr(self, "_id_touched", True))
+        for edit in (self.name_edit, self.id_edit):
+            edit.setCursorPosition(0)  # the start of a long name, not its tail
         form.addRow("Name", self.name_edit)
         form.addRow("Id", self.id_edit)
         self.speed_combo = QComboBox()
