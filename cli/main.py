@@ -20,6 +20,7 @@ from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.frontier_command import add_frontier_command
 from cli.goodput_command import add_goodput_command
+from cli.link_errors_command import add_link_errors_option
 from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
 from engine.analysis import (
@@ -189,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="permutation,collective,training",
         help="comma-separated probes: permutation, collective, training, cost (default: the first three)",
     )
+    add_link_errors_option(p)
     p = _command(
         sub, "cost", cmd.run_cost, "bill of materials, capital cost, power and energy cost"
     )

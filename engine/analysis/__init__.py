@@ -41,6 +41,8 @@ from engine.analysis.goodput import goodput, goodput_by_technology
 from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
+from engine.analysis.link_errors import RECOVERIES as LINK_RECOVERIES
+from engine.analysis.link_errors import link_errors
 from engine.analysis.measurements import (
     import_nccl_tests,
     measured_series,
@@ -70,12 +72,14 @@ from engine.analysis.results import (
     GoodputResult,
     HotLink,
     JobResult,
+    LinkErrorsResult,
     NcclTestsPoint,
     NcclTestsRun,
     NcclTestsTiming,
     PermutationResult,
     PortFigures,
     PortSeries,
+    RecoveryCost,
     ResultFormatError,
     SharedResult,
     StageTime,
@@ -129,6 +133,7 @@ __all__ = [
     "FRONTIER_PERFORMANCE",
     "FRONTIER_REPORT_PERFORMANCE",
     "LATENCIES_NS",
+    "LINK_RECOVERIES",
     "METRICS",
     "NCCL_TESTS_OPS",
     "OPS",
@@ -164,6 +169,7 @@ __all__ = [
     "GoodputResult",
     "HotLink",
     "JobResult",
+    "LinkErrorsResult",
     "Measurement",
     "NcclTestsPoint",
     "NcclTestsRun",
@@ -173,6 +179,7 @@ __all__ = [
     "PortFigures",
     "PortSeries",
     "Progress",
+    "RecoveryCost",
     "ResultFormatError",
     "RunCancelledError",
     "SelfCheckError",
@@ -226,6 +233,7 @@ __all__ = [
     "kernels_ready",
     "latency_reach",
     "latency_rows",
+    "link_errors",
     "load_from_library",
     "load_preset",
     "measured_series",
