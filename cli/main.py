@@ -47,9 +47,10 @@ def _command(
     json_help: str = "print JSON",
     scenario: bool = True,
     csv: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> argparse.ArgumentParser:
     """A sub-command with the options every scenario command shares (SCENARIO, --set, --json)."""
-    p = sub.add_parser(name, help=text)
+    p = sub.add_parser(name, help=text, aliases=list(aliases))
     if scenario:
         p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument(

@@ -33,6 +33,7 @@ from engine.analysis.frontier import (
     Frontier,
     FrontierPoint,
     frontier,
+    frontier_library,
     frontier_of_reports,
     frontier_scenarios,
     frontier_sweep,
@@ -105,7 +106,12 @@ from engine.analysis.self_check import (
     run_check,
 )
 from engine.analysis.shared import equal_jobs, shared_run
-from engine.analysis.sources import load_from_library, open_library, seed_with_presets
+from engine.analysis.sources import (
+    library_scenarios,
+    load_from_library,
+    open_library,
+    seed_with_presets,
+)
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
@@ -220,6 +226,7 @@ __all__ = [
     "export_preview",
     "fabric_size",
     "frontier",
+    "frontier_library",
     "frontier_of_reports",
     "frontier_scenarios",
     "frontier_sweep",
@@ -233,6 +240,7 @@ __all__ = [
     "kernels_ready",
     "latency_reach",
     "latency_rows",
+    "library_scenarios",
     "link_errors",
     "load_from_library",
     "load_preset",
