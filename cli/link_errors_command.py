@@ -60,7 +60,9 @@ def format_link_errors(r: LinkErrorsResult) -> str:
         f"  post-FEC loss {r.packet_loss_per_link:.3g} per {r.packet_bytes:.0f}-byte packet "
         f"per link (codeword {r.codeword_loss:.3g})",
         f"  FEC latency {r.fec_latency_ns:.0f} ns per link, {r.fec_path_latency_ns:.0f} ns over "
-        f"the {r.links_per_path} links of the longest path (not in the switch latencies)",
+        f"the {r.links_per_path} links of the longest path; on every link it adds "
+        f"{r.fec_path_latency_added_s * 1e9:.0f} ns to the step's path and "
+        f"{r.fec_latency_cost_s:.6g} s to the step (not in the figures above)",
         f"  {r.network_packets_per_step:.3g} network packets per step, "
         f"{r.expected_losses_per_step:.3g} expected losses per step",
         f"  step {r.base_step_s:.6g} s without link errors; cost: {costs}",

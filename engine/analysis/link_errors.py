@@ -9,8 +9,9 @@ scenario already sets) and the training step runs again under each recovery the 
 resends the packet and waits a round trip), so nothing here re-models recovery. The
 fabric's own recovery is the link retry where the technology has one (InfiniBand), else the
 scenario's ``loss_recovery``. At a BER of 0 the loss is exactly 0 and every step time is the
-old one. The FEC's latency per link (catalog ``fec_latency_ns``) is reported per path,
-not added to the switch latencies, which vendors quote port to port.
+old one. The FEC's latency per link (catalog ``fec_latency_ns``) is priced apart
+(`with_fec_latency`: on every link of every path, the step run again), since vendors quote
+switch latencies port to port and may count their FEC in them already.
 """
 
 from __future__ import annotations
@@ -43,6 +44,34 @@ def _step_s(scenario: Scenario, catalog: Catalog, loss: float, recovery: str) ->
     variant = replace(scenario, fabric=fabric_settings)
     fabric = expand(variant, catalog)
     return float(train_step(fabric, variant.workload.training, catalog)["step_s"])
+
+
+def with_fec_latency(scenario: Scenario, catalog: Catalog, fec_latency_ns: float) -> Scenario:
+    """`scenario` with the FEC's decode latency on every link of a path: each switch's
+    forwarding latency gains `fec_latency_ns` (the link into it) and each NIC's half of it
+    at either end (the link into the receiving NIC; a path counts the NIC latency twice,
+    sending and receiving), as group overrides, or on the fabric-wide latencies where the
+    scenario sets those. A leaf-spine path of 4 links gains exactly 4 x `fec_latency_ns`."""
+    f = scenario.fabric
+    groups = []
+    for g in scenario.groups:
+        overrides = dict(g.overrides)
+        if g.kind == "switch":
+            base = catalog.get(g.model, "switch").value("latency_ns", g.overrides)
+            overrides["latency_ns"] = float(base) + fec_latency_ns
+        elif g.kind == "server":
+            nic = catalog.get(catalog.get(g.model, "server").value("nic"), "nic")
+            base = nic.value("latency_ns", g.overrides)
+            overrides["latency_ns"] = float(base) + fec_latency_ns / 2
+        groups.append(replace(g, overrides=overrides))
+    settings = replace(
+        f,
+        switch_latency_ns=None
+        if f.switch_latency_ns is None
+        else f.switch_latency_ns + fec_latency_ns,
+        nic_latency_ns=None if f.nic_latency_ns is None else f.nic_latency_ns + fec_latency_ns / 2,
+    )
+    return replace(scenario, groups=groups, fabric=settings)
 
 
 def network_packets_per_step(step: dict, packet_payload_bytes: float) -> float:
@@ -105,6 +134,8 @@ def link_errors(
             step_s = _step_s(scenario, catalog, loss, way)
         costs.append(RecoveryCost(recovery=way, step_s=step_s, cost_s=step_s - base))
     links = _links_per_path(scenario)
+    fec_scenario = with_fec_latency(scenario, catalog, profile.fec_latency_ns)
+    fec_step = train_step(expand(fec_scenario, catalog), fec_scenario.workload.training, catalog)
     packets = network_packets_per_step(step, mtu)
     notes = [
         f"{profile.code.name}: up to {profile.code.correctable_symbols} wrong "
@@ -132,6 +163,8 @@ def link_errors(
         links_per_path=links,
         fec_latency_ns=profile.fec_latency_ns,
         fec_path_latency_ns=links * profile.fec_latency_ns,
+        fec_path_latency_added_s=float(fec_step["path_latency_s"]) - float(step["path_latency_s"]),
+        fec_latency_cost_s=float(fec_step["step_s"]) - base,
         link_retry=profile.link_retry,
         network_packets_per_step=packets,
         expected_losses_per_step=expected_losses(packets, links, p_link),

@@ -38,6 +38,7 @@ def link_error_rows(r: LinkErrorsResult) -> list[list[str]]:
         ["Pre-FEC BER (limit)", f"{r.pre_fec_ber:.3g} ({r.pre_fec_ber_limit:.3g})"],
         ["Post-FEC loss per link", f"{r.packet_loss_per_link:.3g} per packet"],
         ["FEC latency over the path", f"{r.fec_path_latency_ns:.0f} ns ({r.links_per_path} links)"],
+        ["Step time the FEC latency adds", f"+{r.fec_latency_cost_s * 1e3:.4g} ms"],
         ["Expected losses per step", f"{r.expected_losses_per_step:.3g}"],
         ["Step without link errors", f"{r.base_step_s:.6g} s"],
     ]

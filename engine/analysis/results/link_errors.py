@@ -35,6 +35,8 @@ class LinkErrorsResult(JsonResult):
     (``network_packets_per_step``, an estimate from the step's collectives) crossing
     ``links_per_path`` links. `recovery` is the fabric's own (link retry where the
     technology has it); `costs` compares it with the others at the same BER.
+    ``fec_path_latency_added_s`` and ``fec_latency_cost_s`` are what the FEC's latency on
+    every link adds to the step's path latency and to the step, apart from any loss.
     """
 
     technology: str
@@ -49,6 +51,8 @@ class LinkErrorsResult(JsonResult):
     links_per_path: int
     fec_latency_ns: float
     fec_path_latency_ns: float
+    fec_path_latency_added_s: float
+    fec_latency_cost_s: float
     link_retry: bool
     network_packets_per_step: float
     expected_losses_per_step: float

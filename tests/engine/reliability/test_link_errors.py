@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from engine.analysis.link_errors import _step_s, link_errors
+from engine.analysis.link_errors import _step_s, link_errors, with_fec_latency
 from engine.analysis.probes import training_run
 from engine.catalog.devices import default_catalog
 from engine.model.errors import ScenarioError
@@ -110,3 +110,21 @@ def test_bad_ber_names_the_field(roce):
     with pytest.raises(ScenarioError) as err:
         link_errors(roce, default_catalog(), 1.0)
     assert "pre_fec_ber" in str(err.value.problems[0])
+
+
+def test_fec_latency_adds_exactly_one_decode_per_link_of_the_path(roce):
+    cat = default_catalog()
+    result = link_errors(roce, cat, 0.0)
+    assert result.links_per_path == 4  # NIC-leaf-spine-leaf-NIC
+    assert result.fec_path_latency_added_s == pytest.approx(4 * 100e-9, rel=1e-9)
+    assert result.fec_latency_cost_s > 0
+    # where the scenario sets the latencies fabric-wide, those carry it
+    roce.fabric.switch_latency_ns, roce.fabric.nic_latency_ns = 500.0, 1000.0
+    try:
+        shifted = with_fec_latency(roce, cat, 100.0)
+        assert shifted.fabric.switch_latency_ns == 600.0
+        assert shifted.fabric.nic_latency_ns == 1050.0
+        again = link_errors(roce, cat, 0.0)
+        assert again.fec_path_latency_added_s == pytest.approx(4 * 100e-9, rel=1e-9)
+    finally:
+        roce.fabric.switch_latency_ns = roce.fabric.nic_latency_ns = None
