@@ -31,6 +31,7 @@ from ui.results.congestion_tab import study_inputs
 from ui.results.link_errors_view import LinkErrorsView
 from ui.results.plot_export import ExportTarget, write_csv
 from ui.results.result_tab import ResultTab
+from ui.results.scrolling import scrolling
 from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
 from ui.work.tasks import Task, TaskWorker
 
@@ -119,9 +120,11 @@ class GoodputTab(ResultTab):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(self.table, 1)
         self.link_errors = LinkErrorsView(document)
-        layout.addWidget(self.link_errors)
+        row = QHBoxLayout()  # side by side, scrolling when squeezed: the tab keeps its height
+        row.addWidget(self.table, 3)
+        row.addWidget(scrolling(self.link_errors), 2)
+        layout.addLayout(row, 1)
         super().__init__("goodputTab", body)
         self.set_exports([ExportTarget("goodput table", "goodput", self.export_table_csv)])
         self.set_info("Run to see job interruptions and goodput, InfiniBand beside RoCE.")

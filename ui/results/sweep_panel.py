@@ -32,6 +32,7 @@ from engine.model.errors import ScenarioError
 from ui.document.document import ScenarioDocument
 from ui.results.plot_axes import axis_title
 from ui.results.plot_export import ExportButton, ExportTarget, write_csv
+from ui.results.scrolling import scrolling
 from ui.results.sweep_frontier import SweepFrontier
 from ui.work.tasks import Task, TaskWorker
 
@@ -130,7 +131,7 @@ class SweepPanel(QWidget):
         self.views = QTabWidget()
         self.views.setObjectName("sweepViews")
         self.views.addTab(self.plot, "Curve")
-        self.views.addTab(self.frontier, "Frontier")
+        self.views.addTab(scrolling(self.frontier), "Frontier")
         layout = QHBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.views, 2)

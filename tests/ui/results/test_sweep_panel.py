@@ -139,7 +139,9 @@ def test_frontier_of_a_sweep_marks_the_front_and_greys_the_rest(qtbot, win):
     with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS):
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
     view = panel.frontier
-    panel.views.setCurrentWidget(view)
+    win.results.tabs.setCurrentWidget(panel)
+    panel.views.setCurrentIndex(1)
+    assert panel.views.tabText(1) == "Frontier" and view.isVisible()
     with qtbot.waitSignal(view.worker.finished, timeout=TIMEOUT_MS):
         qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     expected = frontier_sweep(
