@@ -22,6 +22,7 @@ from cli.formatting import (
     number,
 )
 from cli.inputs import load_scenario, with_traffic
+from cli.link_errors_command import format_link_errors, link_errors_of, with_link_errors_json
 from cli.progress import stage_progress
 from engine.analysis import (
     PRESETS,
@@ -91,8 +92,16 @@ def run_evaluate(args: argparse.Namespace) -> int:
         )
     with stage_progress() as progress:
         report = evaluate(scenario, default_catalog(), parts, progress=progress)
+    errors = link_errors_of(args, scenario)
     traffic = scenario.workload.kind == "traffic"
-    print(report.to_json() if args.json else format_report(report, traffic))
+    if args.json:
+        print(
+            report.to_json() if errors is None else with_link_errors_json(report.to_json(), errors)
+        )
+    else:
+        print(format_report(report, traffic))
+        if errors is not None:
+            print(format_link_errors(errors))
     return EXIT_OK
 
 

@@ -1,23 +1,29 @@
-"""The ``frontier`` sub-command: cost against performance, the designs not beaten on both.
+"""The ``pareto`` sub-command (alias ``frontier``): cost against performance, the designs
+not beaten on both.
 
-``frontier SCENARIO --param PATH --values V`` sweeps one field of one scenario;
-``frontier A B C ...`` sets whole scenarios side by side. Each design is a point of a cost
+``pareto SCENARIO --param PATH --values V`` sweeps one field of one scenario;
+``pareto A B C ...`` sets whole scenarios side by side; ``pareto --library [PATH]
+[--search QUERY]`` takes the scenarios of a library (the default one without PATH), with any
+named scenarios beside them. Each design is a point of a cost
 (``--cost``: capex, network capex or capex per GPU) and a performance (``--performance``:
 step time, tokens/s, GPU utilization, MFU, busbw or goodput); the output marks the points
 on the Pareto front, lists it cheapest first, and names for every other point one front
-point that beats it. One call into `engine.analysis` (`frontier_sweep` or
-`frontier_scenarios`); bad input is a `ScenarioError` naming the option (exit 2).
+point that beats it. One call into `engine.analysis` (`frontier_sweep`,
+`frontier_scenarios` or `frontier_library`); bad input is a `ScenarioError` naming the option (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 
 from engine.analysis import (
     FRONTIER_COSTS,
     FRONTIER_PERFORMANCE,
     Frontier,
+    frontier,
+    frontier_library,
     frontier_scenarios,
     frontier_sweep,
 )
@@ -31,16 +37,29 @@ def add_frontier_command(
     sub: argparse._SubParsersAction,
     scenario_command: Callable[..., argparse.ArgumentParser],
 ) -> None:
-    """Register ``frontier`` on `sub`; `scenario_command` adds the shared --set/--json."""
+    """Register ``pareto`` (alias ``frontier``) on `sub`; `scenario_command` adds the shared
+    --set/--json."""
     p = scenario_command(
         sub,
-        "frontier",
+        "pareto",
         run_frontier,
-        "cost vs step time (or goodput): the Pareto front over a sweep or several scenarios",
+        "cost vs step time (or goodput): the Pareto front over a sweep, scenarios or a library",
         scenario=False,
         csv=True,
+        aliases=("frontier",),
     )
-    p.add_argument("scenarios", nargs="+", help="one scenario with --param, or two or more")
+    p.add_argument(
+        "scenarios", nargs="*", help="one scenario with --param, or two or more (or --library)"
+    )
+    p.add_argument(
+        "--library",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="the scenarios of a library (default: $FABRICLAB_LIBRARY or the user's library)",
+    )
+    p.add_argument("--search", metavar="QUERY", help="with --library: only the scenarios matching")
     p.add_argument("--param", help="dotted path to sweep, e.g. groups.spine.count")
     p.add_argument("--values", help="values of --param: v1,v2,... or start:stop:count")
     p.add_argument(
@@ -59,12 +78,19 @@ def run_frontier(args: argparse.Namespace) -> int:
     from cli.inputs import load_scenario
 
     if args.param:
-        if len(args.scenarios) != 1 or not args.values:
+        if len(args.scenarios) != 1 or not args.values or args.library is not None:
             raise ScenarioError(
-                Problem("--param", "a sweep takes one scenario and --values with --param")
+                Problem(
+                    "--param", "a sweep takes one scenario and --values with --param, no --library"
+                )
             )
         scenario = load_scenario(args.scenarios[0], args.set)
         result = frontier_sweep(scenario, args.param, args.values, args.cost, args.performance)
+    elif args.library is not None:
+        path = args.library or os.environ.get("FABRICLAB_LIBRARY") or None
+        result = frontier_library(path, args.search, args.cost, args.performance)
+        if args.scenarios:
+            result = _with_named(result, args)
     else:
         if len(args.scenarios) < 2:
             raise ScenarioError(
@@ -79,6 +105,27 @@ def run_frontier(args: argparse.Namespace) -> int:
     else:
         print(format_frontier(result))
     return EXIT_OK if not result.errors else EXIT_INVALID
+
+
+def _with_named(library: Frontier, args: argparse.Namespace) -> Frontier:
+    """The library's frontier with the named scenarios added as points (evaluated once)."""
+    from cli.inputs import load_scenario
+
+    named = frontier_scenarios(
+        [load_scenario(ref, args.set) for ref in args.scenarios],
+        args.scenarios,
+        args.cost,
+        args.performance,
+    )
+    points = library.points + named.points
+    return frontier(
+        [p.label for p in points],
+        [p.cost for p in points],
+        [p.performance for p in points],
+        args.cost,
+        args.performance,
+        library.errors + named.errors,
+    )
 
 
 def _number(value: float | None) -> str:

@@ -20,6 +20,7 @@ from cli.crash import silence_stdout, write_crash_report
 from cli.formats_command import add_format_commands
 from cli.frontier_command import add_frontier_command
 from cli.goodput_command import add_goodput_command
+from cli.link_errors_command import add_link_errors_option
 from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
 from engine.analysis import (
@@ -46,9 +47,10 @@ def _command(
     json_help: str = "print JSON",
     scenario: bool = True,
     csv: bool = False,
+    aliases: tuple[str, ...] = (),
 ) -> argparse.ArgumentParser:
     """A sub-command with the options every scenario command shares (SCENARIO, --set, --json)."""
-    p = sub.add_parser(name, help=text)
+    p = sub.add_parser(name, help=text, aliases=list(aliases))
     if scenario:
         p.add_argument("scenario", help="preset name or scenario JSON file")
     p.add_argument(
@@ -189,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="permutation,collective,training",
         help="comma-separated probes: permutation, collective, training, cost (default: the first three)",
     )
+    add_link_errors_option(p)
     p = _command(
         sub, "cost", cmd.run_cost, "bill of materials, capital cost, power and energy cost"
     )

@@ -4,7 +4,8 @@
 `engine.analysis.shared_run` and prints one row per job: its placement, servers, slowest
 flow alone and shared, time alone and shared, and the slowdown. ``--jobs N`` first splits
 the servers into N equal all-reduce jobs (``--placement packed|spread|fragmented``,
-``--checkpoint-servers K`` adds a job of K servers writing a checkpoint to K free ones),
+``--checkpoint-servers K`` adds a job of K servers writing a checkpoint to K free ones,
+``--inference-servers K`` a job of K inference servers answering K free front-ends),
 replacing the scenario's jobs; ``--set jobs=[...]`` gives any list. Bad input is a
 `ScenarioError` naming the job and field, which the entry point turns into exit 2.
 """
@@ -45,6 +46,13 @@ def add_shared_command(
         metavar="K",
         help="with --jobs: a job of K servers writing a checkpoint to K free servers",
     )
+    p.add_argument(
+        "--inference-servers",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --jobs: a job of K inference servers taking requests from K free front-ends",
+    )
 
 
 def run_shared(args: argparse.Namespace) -> int:
@@ -55,7 +63,13 @@ def run_shared(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     if args.jobs is not None:
         scenario.jobs = equal_jobs(
-            scenario, catalog, args.jobs, args.placement, None, args.checkpoint_servers
+            scenario,
+            catalog,
+            args.jobs,
+            args.placement,
+            None,
+            args.checkpoint_servers,
+            args.inference_servers,
         )
     result = shared_run(scenario, catalog)
     print(result.to_json() if args.json else format_shared(result))

@@ -33,6 +33,7 @@ from engine.analysis.frontier import (
     Frontier,
     FrontierPoint,
     frontier,
+    frontier_library,
     frontier_of_reports,
     frontier_scenarios,
     frontier_sweep,
@@ -41,6 +42,8 @@ from engine.analysis.goodput import goodput, goodput_by_technology
 from engine.analysis.html_report import html_report
 from engine.analysis.interactive import PARTS, run_evaluation
 from engine.analysis.latency import LATENCIES_NS, ROW_KEYS, latency_reach, latency_rows
+from engine.analysis.link_errors import RECOVERIES as LINK_RECOVERIES
+from engine.analysis.link_errors import link_errors
 from engine.analysis.measurements import (
     import_nccl_tests,
     measured_series,
@@ -70,12 +73,14 @@ from engine.analysis.results import (
     GoodputResult,
     HotLink,
     JobResult,
+    LinkErrorsResult,
     NcclTestsPoint,
     NcclTestsRun,
     NcclTestsTiming,
     PermutationResult,
     PortFigures,
     PortSeries,
+    RecoveryCost,
     ResultFormatError,
     SharedResult,
     StageTime,
@@ -101,7 +106,12 @@ from engine.analysis.self_check import (
     run_check,
 )
 from engine.analysis.shared import equal_jobs, shared_run
-from engine.analysis.sources import load_from_library, open_library, seed_with_presets
+from engine.analysis.sources import (
+    library_scenarios,
+    load_from_library,
+    open_library,
+    seed_with_presets,
+)
 from engine.analysis.sweep_points import SweepPoint, sweep_points
 from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse_values, sweep
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
@@ -129,6 +139,7 @@ __all__ = [
     "FRONTIER_PERFORMANCE",
     "FRONTIER_REPORT_PERFORMANCE",
     "LATENCIES_NS",
+    "LINK_RECOVERIES",
     "METRICS",
     "NCCL_TESTS_OPS",
     "OPS",
@@ -164,6 +175,7 @@ __all__ = [
     "GoodputResult",
     "HotLink",
     "JobResult",
+    "LinkErrorsResult",
     "Measurement",
     "NcclTestsPoint",
     "NcclTestsRun",
@@ -173,6 +185,7 @@ __all__ = [
     "PortFigures",
     "PortSeries",
     "Progress",
+    "RecoveryCost",
     "ResultFormatError",
     "RunCancelledError",
     "SelfCheckError",
@@ -213,6 +226,7 @@ __all__ = [
     "export_preview",
     "fabric_size",
     "frontier",
+    "frontier_library",
     "frontier_of_reports",
     "frontier_scenarios",
     "frontier_sweep",
@@ -226,6 +240,8 @@ __all__ = [
     "kernels_ready",
     "latency_reach",
     "latency_rows",
+    "library_scenarios",
+    "link_errors",
     "load_from_library",
     "load_preset",
     "measured_series",

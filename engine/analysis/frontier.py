@@ -1,7 +1,7 @@
 """The decision frontier: cost against performance, and which designs are not beaten on both.
 
-Over a sweep of one field (``frontier_sweep``), a set of scenarios (``frontier_scenarios``)
-or reports already evaluated (``frontier_of_reports``, the compare view's), each design is a
+Over a sweep of one field (``frontier_sweep``), a set of scenarios (``frontier_scenarios``),
+the scenarios of a library (``frontier_library``) or reports already evaluated (``frontier_of_reports``, the compare view's), each design is a
 point: its cost (capex, network capex or capex per GPU) and its performance (training step
 time, tokens/s, GPU utilization, all-reduce busbw, goodput). A point is *dominated* when
 another costs no more and performs at least as well, better on one of the two; the others
@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from engine.analysis.results import EvaluationResult, JsonResult
+from engine.analysis.sources import library_scenarios
 from engine.analysis.sweeps import evaluate_metric, pareto_front, parse_values, sweep
 from engine.model.errors import Problem, ScenarioError
 from engine.model.scenario import Scenario, to_json
@@ -179,6 +180,22 @@ def frontier_scenarios(
             performances.append(None)
             errors.append(f"{label}: {exc.brief()}")
     return frontier(labels, costs, performances, cost_metric, performance_metric, errors)
+
+
+def frontier_library(
+    path: str | None = None,
+    query: str | None = None,
+    cost_metric: str = "capex_usd",
+    performance_metric: str = "step_s",
+) -> Frontier:
+    """The frontier of a library's scenarios (the default library without `path`), or of
+    those its search matches `query`, each labelled by its name in the library."""
+    _check_metrics(cost_metric, performance_metric)
+    scenarios, names = library_scenarios(path, query)
+    if not scenarios:
+        where = f" matching {query!r}" if query else ""
+        raise ScenarioError(Problem("--library", f"no scenario in the library{where}"))
+    return frontier_scenarios(scenarios, names, cost_metric, performance_metric)
 
 
 def frontier_sweep(

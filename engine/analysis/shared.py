@@ -3,7 +3,7 @@
 `shared_run` expands the scenario, places its `jobs` and times each alone and with the
 others (`engine.jobs.interference`), returning a `SharedResult` per job: servers, rates,
 times and the slowdown the sharing costs it. `equal_jobs` splits a scenario's servers
-into equal jobs (and a checkpoint writer), as `shared --jobs N` and the Jobs tab do.
+into equal jobs (and a checkpoint writer, an inference service), as `shared --jobs N` and the Jobs tab do.
 """
 
 from __future__ import annotations
@@ -23,9 +23,15 @@ NOTES = (
     "server, which sharing does not change; a job lasts as long as its slowest ring flow plus "
     "one path latency per ring step",
     "checkpoint jobs: each GPU writes its bytes to the servers no job holds (the storage nodes)",
+    "inference jobs: each GPU takes its bytes of requests from the servers no job holds (the "
+    "front-ends) and sends as many bytes of responses back, both at once, plus two path "
+    "latencies",
     "rates are max-min fair on the routed paths (the ideal transport); queues, PFC and "
     "congestion control between the jobs are not modelled here",
 )
+
+
+OPS_SHOWN = {"checkpoint": "write", "inference": "request/response"}
 
 
 def _rate(value: float) -> float | None:
@@ -49,7 +55,7 @@ def shared_run(scenario: Scenario, catalog: Catalog) -> SharedResult:
                 name=job.name,
                 kind=job.kind,
                 placement=job.placement,
-                op=job.op if job.kind == "collective" else "write",
+                op=OPS_SHOWN.get(job.kind, job.op),
                 gpus=job.gpus,
                 servers=tuple(int(s) for s in traffic.servers),
                 message_bytes=job.message_bytes,
@@ -77,11 +83,14 @@ def equal_jobs(
     placement: str = "packed",
     message_bytes: float | None = None,
     checkpoint_servers: int = 0,
+    inference_servers: int = 0,
 ) -> list[Job]:
     """`count` equal all-reduce jobs over the scenario's servers (the workload's message
     size unless given), placed by `placement`; with `checkpoint_servers`, one more job of
     that many servers writing a checkpoint of the same size, and as many servers left free
-    for storage. `ScenarioError` when the servers do not go round."""
+    for storage; with `inference_servers`, one more inference job of that many servers
+    (requests and responses of the same size), and as many servers left free for its
+    front-ends. `ScenarioError` when the servers do not go round."""
     servers = sum(g.count for g in scenario.groups if g.kind == "server")
     model = next((g.model for g in scenario.groups if g.kind == "server"), None)
     if model is None or count < 1:
@@ -91,7 +100,7 @@ def equal_jobs(
     except KeyError:
         raise ScenarioError(Problem("jobs", f"unknown server model {model!r}")) from None
     size = float(message_bytes or scenario.workload.message_bytes)
-    each = (servers - 2 * checkpoint_servers) // count
+    each = (servers - 2 * checkpoint_servers - 2 * inference_servers) // count
     if each < 1:
         raise ScenarioError(
             Problem("jobs", f"{servers} servers do not make {count} jobs of at least one server")
@@ -103,5 +112,9 @@ def equal_jobs(
     if checkpoint_servers:
         jobs.append(
             Job("checkpoint", checkpoint_servers * per, "checkpoint", placement, message_bytes=size)
+        )
+    if inference_servers:
+        jobs.append(
+            Job("inference", inference_servers * per, "inference", placement, message_bytes=size)
         )
     return jobs

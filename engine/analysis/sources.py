@@ -50,3 +50,20 @@ def load_from_library(ref: str, path: str | Path | None = None) -> Scenario:
             lib.close()
     except LibraryError as exc:
         raise ScenarioError(Problem("scenario", str(exc))) from None
+
+
+def library_scenarios(
+    path: str | Path | None = None, query: str | None = None
+) -> tuple[list[Scenario], list[str]]:
+    """The scenarios of a library (the user's default one when no path) and their names,
+    by name; with `query`, only those the library's search matches (name, description, tags,
+    version notes). Raises `ScenarioError` for a missing or damaged library."""
+    try:
+        lib = open_library(path, create=False, read_only=True)
+        try:
+            names = lib.search(query) if query else lib.names()
+            return [lib.load(name) for name in names], list(names)
+        finally:
+            lib.close()
+    except LibraryError as exc:
+        raise ScenarioError(Problem("--library", str(exc))) from None

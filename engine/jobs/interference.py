@@ -6,7 +6,10 @@ one ring per GPU index across its servers, GPU r of server i sending to GPU r of
 server; every ring flow carries ``factor x S / gpus_per_server`` bytes (factor 2(k-1)/k for
 an all-reduce over k servers, (k-1)/k for an all-gather or a reduce-scatter), all at once. A
 ``checkpoint`` job's GPUs each write S bytes to the storage nodes (the servers no job holds,
-round robin, same GPU index). The flows are routed with the scenario's policy and given
+round robin, same GPU index). An ``inference`` job's GPUs each take S bytes of requests
+from a front-end (the same free servers, round robin) and send S bytes of responses back,
+both at once: a steady request/response pattern, one path latency each way. The flows are
+routed with the scenario's policy and given
 max-min fair rates (the ideal transport): alone, the job's flows by themselves; shared,
 every job's flows together. A job lasts as long as its slowest flow plus one path latency
 per ring step, so its slowdown is what the others' traffic costs it. Two jobs on disjoint
@@ -55,11 +58,15 @@ def job_traffic(fabric: Fabric, jobs: list[Job]) -> list[JobTraffic]:
     for job, servers in zip(jobs, placed, strict=False):
         k = servers.shape[0]
         local = np.tile(np.arange(per), k)
-        if job.kind == "checkpoint":
+        if job.kind in ("checkpoint", "inference"):
             writers = np.repeat(servers, per)
             targets = storage[np.arange(writers.shape[0]) // per % storage.shape[0]]
             src, dst = _gpu(fabric, writers, local), _gpu(fabric, targets, local)
-            out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 1))
+            if job.kind == "inference":  # requests in from the front-ends, responses out
+                src, dst = np.concatenate([dst, src]), np.concatenate([src, dst])
+                out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 2))
+            else:
+                out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 1))
             continue
         factor = 2.0 * (k - 1) / k if job.op == "all-reduce" else (k - 1) / k
         steps = 2 * (k - 1) if job.op == "all-reduce" else k - 1

@@ -1,12 +1,13 @@
 """Checks of a scenario's jobs (`engine.model.jobs`): known kinds, placements and
 operations, whole servers, jobs that fit the fabric in list order, and room left for the
-storage a checkpoint job writes to. Each problem names ``jobs[i]`` and its field."""
+storage a checkpoint job writes to (or the front-ends an inference job serves). Each
+problem names ``jobs[i]`` and its field."""
 
 from __future__ import annotations
 
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem
-from engine.model.jobs import JOB_KINDS, JOB_OPS, PLACEMENTS
+from engine.model.jobs import FREE_SERVER_KINDS, JOB_KINDS, JOB_OPS, PLACEMENTS
 from engine.model.scenario import Scenario
 
 
@@ -72,12 +73,13 @@ def check_jobs(scenario: Scenario, catalog: Catalog) -> list[Problem]:
                     "gpus",
                 )
             )
-    if per and any(j.kind == "checkpoint" for j in scenario.jobs) and used >= servers:
+    if per and any(j.kind in FREE_SERVER_KINDS for j in scenario.jobs) and used >= servers:
         problems.append(
             Problem(
                 "jobs",
-                "a checkpoint job writes to the servers no job holds (the storage nodes); "
-                "the jobs take every server: make a job smaller",
+                "a checkpoint or inference job talks to the servers no job holds (the storage "
+                "nodes, the inference front-ends); the jobs take every server: make a job "
+                "smaller",
                 "gpus",
             )
         )

@@ -6,7 +6,10 @@ order; ``spread``: free servers evenly spaced over the fabric; ``fragmented``: f
 at random, as a cluster looks after churn, reproducible for `seed`), and runs its traffic:
 a ``collective`` job a ring collective (`op` of `message_bytes` per rank), a ``checkpoint``
 job the background writes of a checkpoint, every GPU sending `message_bytes` to storage
-(the servers no job holds stand for the storage nodes). Jobs are placed in list order, each
+(the servers no job holds stand for the storage nodes), an ``inference`` job the steady
+background traffic of inference servers: every GPU receives `message_bytes` of requests
+from a front-end and returns `message_bytes` of responses, both directions at once (the
+servers no job holds stand for the front-ends too). Jobs are placed in list order, each
 on servers the ones before it left free. `engine.jobs` times each job alone and with the
 others; `engine.model.job_checks` refuses what cannot be placed, naming the job.
 """
@@ -15,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-JOB_KINDS = ("collective", "checkpoint")
+JOB_KINDS = ("collective", "checkpoint", "inference")
+FREE_SERVER_KINDS = ("checkpoint", "inference")  # kinds whose peers are the free servers
 PLACEMENTS = ("packed", "spread", "fragmented")
 JOB_OPS = ("all-reduce", "all-gather", "reduce-scatter")
 

@@ -45,3 +45,14 @@ def test_a_job_of_part_of_a_server_is_refused_by_name():
 
 def test_no_jobs_says_how_to_add_them():
     assert_refused(run("shared", PRESET), "no jobs", "--jobs")
+
+
+def test_shared_adds_an_inference_service_as_background_traffic():
+    proc = run("shared", PRESET, "--jobs", "2", "--inference-servers", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    *training, serve = data["jobs"]
+    assert [j["kind"] for j in training] == ["collective", "collective"]
+    assert (serve["kind"], serve["op"], serve["gpus"]) == ("inference", "request/response", 32)
+    assert serve["flows"] == 2 * 32  # a request and a response per GPU
+    assert data["storage_servers"] >= 4  # the front-ends

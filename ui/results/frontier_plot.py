@@ -5,7 +5,8 @@ reads them from the scenario's report with `engine.analysis.frontier_of_reports`
 on the Pareto front are drawn in colour and joined cheapest first; the dominated ones are
 grey, and the table under the plot names for each one a front point that beats it. The two
 axes are chosen in combo boxes (capex, network capex or capex per GPU; step time, tokens/s,
-GPU utilization, MFU or busbw). Nothing is computed here.
+GPU utilization, MFU or busbw). `show_frontier` draws a frontier the engine made elsewhere
+(the Sweep panel's, over a sweep). Nothing is computed here.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ TITLES = {
     "gpu_utilization": "GPU utilization",
     "mfu": "MFU",
     "busbw_GBps": "busbw (GB/s)",
+    "goodput_tokens_per_s": "goodput (tokens/s)",
 }
 
 
 class FrontierPlot(QWidget):
     """Cost vs performance of the compared scenarios, the non-dominated ones joined."""
 
-    def __init__(self) -> None:
+    def __init__(self, choose_axes: bool = True, name: str = "frontierView") -> None:
         super().__init__()
-        self.setObjectName("frontierView")
+        self.setObjectName(name)
         self.result: Frontier | None = None
         self._labels: list[str] = []
         self._reports: list[AppReport] = []
@@ -81,7 +83,12 @@ class FrontierPlot(QWidget):
         axes.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(axes)
+        if choose_axes:
+            layout.addLayout(axes)
+        else:  # the axes come with the result (the Sweep panel's frontier)
+            for combo in (self.cost_combo, self.performance_combo):
+                combo.setParent(self)
+                combo.hide()
         layout.addWidget(self.plot, 3)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 2)
@@ -95,8 +102,12 @@ class FrontierPlot(QWidget):
         if not self._reports:
             return
         cost, performance = self.cost_combo.currentData(), self.performance_combo.currentData()
-        result = frontier_of_reports(self._labels, self._reports, cost, performance)
+        self.show_frontier(frontier_of_reports(self._labels, self._reports, cost, performance))
+
+    def show_frontier(self, result: Frontier) -> None:
+        """Draw `result` as it is: the front joined in colour, the dominated points grey."""
         self.result = result
+        cost, performance = result.cost_metric, result.performance_metric
         for text in self._texts:
             self.plot.removeItem(text)
         self._texts = []

@@ -5,7 +5,8 @@ tab's own `TaskWorker` (a training step and the bill of materials of both techno
 too long for the GUI thread); the tab only shows the typed result, one column per
 technology, converting seconds to minutes and hours at the edge. The checkpoint interval
 is the engine's optimum (Young) unless the user sets one. Results belong to the scenario
-they ran on: once the document changes, the tab says they are out of date.
+they ran on: once the document changes, the tab says they are out of date. Below the table,
+the link-errors box (`link_errors_view`) prices a pre-FEC bit error ratio.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from ui.document.document import ScenarioDocument
 from ui.results.congestion_tab import study_inputs
+from ui.results.link_errors_view import LinkErrorsView
 from ui.results.plot_export import ExportTarget, write_csv
 from ui.results.result_tab import ResultTab
+from ui.results.scrolling import scrolling
 from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
 from ui.work.tasks import Task, TaskWorker
 
@@ -117,7 +120,11 @@ class GoodputTab(ResultTab):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(self.table, 1)
+        self.link_errors = LinkErrorsView(document)
+        row = QHBoxLayout()  # side by side, scrolling when squeezed: the tab keeps its height
+        row.addWidget(self.table, 3)
+        row.addWidget(scrolling(self.link_errors), 2)
+        layout.addLayout(row, 1)
         super().__init__("goodputTab", body)
         self.set_exports([ExportTarget("goodput table", "goodput", self.export_table_csv)])
         self.set_info("Run to see job interruptions and goodput, InfiniBand beside RoCE.")
@@ -145,6 +152,7 @@ class GoodputTab(ResultTab):
     def shutdown(self) -> None:
         """Drop any run and wait for its job to end (before the app quits)."""
         self.worker.shutdown()
+        self.link_errors.shutdown()
 
     def _on_finished(self, _key: str, _request: int, result: object) -> None:
         self.run_button.setEnabled(True)

@@ -1,7 +1,8 @@
 """The Jobs tab: several jobs sharing the fabric, each job's time alone and with the others.
 
 The controls split the scenario's servers into equal jobs (`engine.analysis.equal_jobs`:
-how many, their placement, and servers writing a checkpoint to as many free ones) as one
+how many, their placement, servers writing a checkpoint to as many free ones, and inference
+servers answering as many free front-ends) as one
 undoable edit of the scenario's `jobs`; a list set by hand (`--set jobs=[...]`, a file)
 is used as it is. Run hands the scenario to `engine.analysis.shared_run` on the tab's own
 `TaskWorker`; the table shows one row per job (servers, slowest flow alone and shared, time
@@ -101,6 +102,13 @@ class JobsTab(ResultTab):
         self.checkpoint_spin.setToolTip(
             "Servers writing a checkpoint (background traffic) to as many free servers"
         )
+        self.inference_spin = QSpinBox()
+        self.inference_spin.setObjectName("jobsInference")
+        self.inference_spin.setRange(0, 100_000)
+        self.inference_spin.setToolTip(
+            "Inference servers (background request/response traffic) answering as many free "
+            "front-end servers"
+        )
         self.split_button = QPushButton("Split into jobs")
         self.split_button.setObjectName("jobsSplit")
         self.run_button = QPushButton("Run")
@@ -114,8 +122,12 @@ class JobsTab(ResultTab):
         bar.addWidget(self.count_spin)
         bar.addWidget(QLabel("Placement"))
         bar.addWidget(self.placement_combo)
-        bar.addWidget(QLabel("Checkpoint servers"))
-        bar.addWidget(self.checkpoint_spin)
+        background = QHBoxLayout()  # a second row: the first keeps the tab's width
+        background.addWidget(QLabel("Background: checkpoint servers"))
+        background.addWidget(self.checkpoint_spin)
+        background.addWidget(QLabel("Inference servers"))
+        background.addWidget(self.inference_spin)
+        background.addStretch(1)
         bar.addWidget(self.split_button)
         bar.addWidget(self.run_button)
         bar.addWidget(self.stale_label)
@@ -126,6 +138,7 @@ class JobsTab(ResultTab):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
+        layout.addLayout(background)
         layout.addWidget(self.table, 1)
         super().__init__("jobsTab", body)
         self.set_exports([ExportTarget("jobs table", "jobs", self.export_table_csv)])
@@ -148,6 +161,7 @@ class JobsTab(ResultTab):
                 self.placement_combo.currentText(),
                 None,
                 self.checkpoint_spin.value(),
+                self.inference_spin.value(),
             )
         except ScenarioError as exc:
             self.set_error(html.escape(exc.brief()))

@@ -4,7 +4,8 @@ A run is one `engine.analysis.sweep_points` call on the panel's `TaskWorker`: th
 checks every point, then evaluates them one after another and hands each finished point
 over (a partial result), so the curve grows as points arrive. Cancel asks the run to stop
 after the point being computed and keeps the finished ones; a new run makes a running one
-stale.
+stale. The Frontier tab beside the curve (`sweep_frontier`) puts the same sweep's points at
+their cost with the Pareto front marked.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +32,8 @@ from engine.model.errors import ScenarioError
 from ui.document.document import ScenarioDocument
 from ui.results.plot_axes import axis_title
 from ui.results.plot_export import ExportButton, ExportTarget, write_csv
+from ui.results.scrolling import scrolling
+from ui.results.sweep_frontier import SweepFrontier
 from ui.work.tasks import Task, TaskWorker
 
 DEFAULT_PARAM = "fabric.switch_latency_ns"
@@ -123,9 +127,14 @@ class SweepPanel(QWidget):
         controls.addLayout(buttons)
         controls.addWidget(self.message)
         controls.addStretch(1)
+        self.frontier = SweepFrontier(self._inputs)
+        self.views = QTabWidget()
+        self.views.setObjectName("sweepViews")
+        self.views.addTab(self.plot, "Curve")
+        self.views.addTab(scrolling(self.frontier), "Frontier")
         layout = QHBoxLayout(self)
         layout.addLayout(controls)
-        layout.addWidget(self.plot, 2)
+        layout.addWidget(self.views, 2)
 
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
@@ -158,6 +167,15 @@ class SweepPanel(QWidget):
 
         return self.worker.submit(KEY, job)
 
+    def _inputs(self) -> tuple:
+        """What the frontier sweeps: the scenario, parameter, values text and metric."""
+        return (
+            self.document.scenario,
+            self.param_edit.text().strip(),
+            self.values_edit.text(),
+            self.metric_combo.currentText(),
+        )
+
     def export_csv(self, path: str) -> None:
         """The sweep's points as CSV: the parameter's value and the metric, sorted by value,
         under their field names (the plot's axes show them as words)."""
@@ -173,6 +191,7 @@ class SweepPanel(QWidget):
     def shutdown(self) -> None:
         """Cancel any run and wait for its job to end (before the app quits)."""
         self.worker.shutdown()
+        self.frontier.shutdown()
 
     def _set_running(self, running: bool) -> None:
         self.running = running

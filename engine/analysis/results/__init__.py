@@ -4,7 +4,7 @@ and `from_dict` (`codec`), grouped by concern.
 `fabric` (topology, permutation test and the utilization rows they share), `collective`,
 `training`, `cost`, `report` (the whole evaluation and the app's report), `comparison`,
 `transport` (the transport study of one workload), `measured` (a run of nccl-tests) and
-`goodput` (goodput under failures).
+`goodput` (goodput under failures) and `link_errors` (post-FEC loss and its cost).
 The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
 """
 
@@ -35,6 +35,7 @@ from engine.analysis.results.fabric import (
 )
 from engine.analysis.results.goodput import GoodputComparison, GoodputPart, GoodputResult
 from engine.analysis.results.jobs import JobResult, SharedResult
+from engine.analysis.results.link_errors import LinkErrorsResult, RecoveryCost
 from engine.analysis.results.measured import NcclTestsPoint, NcclTestsRun, NcclTestsTiming
 from engine.analysis.results.report import AppReport, EvaluationResult
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
@@ -66,6 +67,7 @@ __all__ = [
     "HotLink",
     "JobResult",
     "JsonResult",
+    "LinkErrorsResult",
     "NcclTestsPoint",
     "NcclTestsRun",
     "NcclTestsTiming",
@@ -73,6 +75,7 @@ __all__ = [
     "PermutationTransport",
     "PortFigures",
     "PortSeries",
+    "RecoveryCost",
     "ResultFormatError",
     "SharedResult",
     "StageTime",

@@ -119,7 +119,7 @@ def test_equal_jobs_split_the_servers(catalog):
         (Job("a", 12), "gpus", "whole servers"),
         (Job("a", 40), "gpus", "does not fit"),
         (Job("a", 8, placement="scattered"), "placement", "unknown placement"),
-        (Job("a", 8, kind="inference"), "kind", "unknown kind"),
+        (Job("a", 8, kind="training"), "kind", "unknown kind"),
         (Job("a", 8, op="all-to-all"), "op", "unknown op"),
         (Job("a", 8, message_bytes=0.0), "message_bytes", "at least 1"),
     ],
@@ -146,3 +146,67 @@ def test_jobs_round_trip_and_an_older_file_has_none(catalog):
     del doc["jobs"]
     doc["version"] = 2
     assert from_json(json.dumps(doc)).jobs == []
+
+
+def _single_switch(servers: int) -> Scenario:
+    return Scenario(
+        groups=[
+            DeviceGroup("servers", "server", "dgx-h100", servers, "server"),
+            DeviceGroup("leaf", "switch", "qm9700", 1, "leaf"),
+        ],
+        bundles=[LinkBundle("servers-leaf", "servers", "leaf", "full")],
+    )
+
+
+def test_inference_alone_runs_requests_and_responses_at_line_rate(catalog):
+    # 1 inference server, 1 free front-end: GPU r of each talks to GPU r of the other,
+    # requests one way and responses the other, each on a NIC of its own: line rate.
+    s = _single_switch(2)
+    size = 2.0**20
+    s.jobs = [Job("serve", 8, "inference", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    (job,) = shared_run(s, catalog).jobs
+    fabric = expand(s, catalog)
+    line = float(fabric.gpu_line_rate[0])
+    assert job.op == "request/response" and job.flows == 16  # 8 requests + 8 responses
+    assert job.alone_rate_Bps == pytest.approx(line)
+    up, down = np.unique(fabric.link_latency[fabric.network_link_mask()])  # GPU-leaf, leaf-GPU
+    assert job.alone_s == pytest.approx(size / line + 2 * (up + down))  # request + response
+    assert job.slowdown == pytest.approx(1.0)
+
+
+def test_two_inference_servers_on_one_front_end_halve_the_rate(catalog):
+    s = _single_switch(3)  # servers 0-1 serve, server 2 is the front-end of both
+    s.jobs = [Job("serve", 16, "inference", message_bytes=2.0**20)]
+    (job,) = shared_run(s, catalog).jobs
+    line = float(expand(s, catalog).gpu_line_rate[0])
+    assert job.alone_rate_Bps == pytest.approx(line / 2)
+
+
+def test_inference_and_checkpoint_share_the_free_servers_nic(catalog):
+    # Server 0 serves, server 1 writes a checkpoint, server 2 is front-end and storage: its
+    # NIC's inbound link takes the responses and the writes, C/2 each; the requests leave on
+    # its outbound link alone. Both jobs' slowest flows halve.
+    s = _single_switch(3)
+    size = 2.0**26
+    s.jobs = [
+        Job("serve", 8, "inference", message_bytes=size),
+        Job("ckpt", 8, "checkpoint", message_bytes=size),
+    ]
+    serve, ckpt = shared_run(s, catalog).jobs
+    line = float(expand(s, catalog).gpu_line_rate[0])
+    for job in (serve, ckpt):
+        assert job.alone_rate_Bps == pytest.approx(line)
+        assert job.shared_rate_Bps == pytest.approx(line / 2)
+        assert 1.9 < job.slowdown < 2.0  # the path latency part does not double
+
+
+def test_inference_needs_a_free_front_end_and_equal_jobs_adds_one(catalog):
+    s = _single_switch(2)
+    s.jobs = [Job("serve", 16, "inference")]
+    problems = check_structure(s, catalog)
+    assert any("inference" in p.message and p.field == "gpus" for p in problems)
+    s = generate("leaf-spine", gpus=256, server="dgx-h100", switch="qm9700", catalog=catalog)
+    jobs = equal_jobs(s, catalog, 2, inference_servers=2)
+    assert [j.kind for j in jobs] == ["collective", "collective", "inference"]
+    assert [j.gpus for j in jobs] == [14 * 8, 14 * 8, 16]  # 32 servers - 2 x 2, halved

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.analysis import goodput_by_technology
+from engine.analysis import goodput_by_technology, link_errors
 from engine.topology.generators import single_switch
 from tests.ui.windows import shown_window
 
@@ -76,3 +76,21 @@ def test_hot_spares_shorten_detection_and_restart(qtbot, win):
     run(qtbot, tab)
     with_spares = cell(tab, "Detection + restart", 1)
     assert float(with_spares.split()[0]) < float(without.split()[0])
+
+
+def test_link_errors_box_shows_the_engines_loss_and_costs(qtbot, win):
+    box = win.goodput_tab.link_errors
+    box.ber_edit.setText("1e-3")
+    with qtbot.waitSignal(box.worker.finished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(box.run_button, Qt.MouseButton.LeftButton)
+    expected = link_errors(win.document.scenario, win.document.catalog, 1e-3)
+    rows = {
+        box.table.item(r, 0).text(): box.table.item(r, 1).text()
+        for r in range(box.table.rowCount())
+    }
+    assert rows["Post-FEC loss per link"] == f"{expected.packet_loss_per_link:.3g} per packet"
+    assert rows["Expected losses per step"] == f"{expected.expected_losses_per_step:.3g}"
+    own = next(k for k in rows if k.endswith("(this fabric's)"))
+    assert own == f"Cost with {expected.recovery} (this fabric's)"
+    assert len([k for k in rows if k.startswith("Cost with")]) == 3
+    assert "above the PMD limit" in box.summary.text()

@@ -66,3 +66,23 @@ def test_too_many_jobs_are_refused_in_the_tab(qtbot, win):
     assert win.document.scenario.jobs == []
     assert "do not make 5 jobs" in tab.message.text()
     assert win.document.undo_stack.count() == 0
+
+
+def test_inference_servers_join_as_a_background_job(qtbot, win):
+    tab = win.jobs_tab
+    tab.count_spin.setValue(1)
+    tab.inference_spin.setValue(1)
+    qtbot.mouseClick(tab.split_button, Qt.MouseButton.LeftButton)
+    jobs = win.document.scenario.jobs
+    # 4 servers: one inference server and one free front-end leave 2 for the job
+    assert [(j.name, j.kind, j.gpus) for j in jobs] == [
+        ("job1", "collective", 16),
+        ("inference", "inference", 8),
+    ]
+    with qtbot.waitSignal(tab.worker.finished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    assert column(tab, "job") == ["job1", "inference"]
+    expected = shared_run(win.document.scenario, win.document.catalog).jobs
+    assert column(tab, "slowdown") == [f"{j.slowdown:.2f}×" for j in expected]
+    # packed: the job's ring on leaf 0, the service and its front-end on leaf 1
+    assert column(tab, "slowdown") == ["1.00×", "1.00×"]

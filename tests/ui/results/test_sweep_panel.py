@@ -8,7 +8,7 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.analysis import SweepPoint
+from engine.analysis import SweepPoint, frontier_sweep
 from tests.ui.windows import shown_window
 from ui.results.plot_axes import axis_title
 
@@ -129,3 +129,42 @@ def test_the_sweep_curve_exports_as_csv_and_svg(qtbot, win, tmp_path, monkeypatc
 )
 def test_axis_titles_are_words_with_units(name, title):
     assert axis_title(name) == title
+
+
+def test_frontier_of_a_sweep_marks_the_front_and_greys_the_rest(qtbot, win):
+    panel = win.sweep_panel
+    panel.param_edit.setText("groups.spine.count")
+    panel.values_edit.setText("8,16")
+    panel.metric_combo.setCurrentText("step_s")
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    view = panel.frontier
+    win.results.tabs.setCurrentWidget(panel)
+    panel.views.setCurrentIndex(1)
+    assert panel.views.tabText(1) == "Frontier" and view.isVisible()
+    with qtbot.waitSignal(view.worker.finished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+    expected = frontier_sweep(
+        win.document.scenario, "groups.spine.count", "8,16", "capex_usd", "step_s"
+    )
+    assert view.result == expected
+    assert [p.label for p in view.result.points] == [
+        "groups.spine.count=8",
+        "groups.spine.count=16",
+    ]
+    front = [view.result.points[i] for i in view.result.front]
+    xs, ys = view.plot.front_curve.getData()
+    assert list(xs) == [p.cost for p in front] and list(ys) == [p.performance for p in front]
+    dominated = [p for p in view.result.points if not p.on_front]
+    assert dominated  # 16 spines cost more for the same step: greyed
+    grey_x, _ = view.plot.dominated_points.getData()
+    assert list(grey_x) == [p.cost for p in dominated]
+    assert view.plot.table.rowCount() == 2
+    assert f"{len(front)} of 2 point(s) on the front" in view.message.text()
+
+
+def test_frontier_refuses_a_metric_it_cannot_rank(win):
+    panel = win.sweep_panel
+    panel.metric_combo.setCurrentText("interruptions_per_day")
+    assert panel.frontier.run() is None
+    assert "interruptions_per_day is not one of them" in panel.frontier.message.text()
