@@ -18,7 +18,10 @@ from engine.jobs.placement import place_jobs
 from engine.model.errors import ScenarioError
 from engine.model.jobs import Job
 from engine.model.scenario import (
+    DeviceGroup,
+    LinkBundle,
     RoutingPolicy,
+    Scenario,
     from_json,
     to_json,
 )
