@@ -23,7 +23,7 @@ from engine.collectives.stage_rates import STAGE_RATES
 from engine.collectives.stage_transport import VERDICTS
 from engine.collectives.work_cache import NETWORK_FLOWS, SCHEDULES
 from engine.routing import route_cache
-from engine.routing.path_latency import SIGNATURES
+from engine.routing.path_latency import SIGNATURES, SUMMED_ONCE
 from engine.runtime.lru import ByteLRU
 from engine.topology.graph_cache import GRAPHS
 
@@ -63,3 +63,4 @@ def clear_caches() -> None:
     """Forget every kept result: the next run computes everything afresh."""
     for cache in CACHES.values():
         cache.clear()
+    SUMMED_ONCE.clear()  # a route summed before the clear is summed once again

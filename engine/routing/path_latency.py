@@ -33,6 +33,9 @@ class PathSignatures:
 
 
 SIGNATURES: ByteLRU[PathSignatures] = ByteLRU(128 * 2**20)
+# Routes whose latencies were summed once entry by entry: a second ask (a sweep) builds their
+# shapes, so a single evaluation never pays for them (insertion-ordered, bounded by the router).
+SUMMED_ONCE: dict[str, None] = {}
 
 
 @njit(cache=True, nogil=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.routing.path_latency import SIGNATURES
+from engine.routing.path_latency import SIGNATURES, SUMMED_ONCE
 from engine.runtime.lru import ByteLRU
 from engine.topology.expand import Fabric
 
@@ -116,4 +116,5 @@ def clear() -> None:
     ROUTES.clear()
     LATENCIES.clear()
     SIGNATURES.clear()
+    SUMMED_ONCE.clear()
     FLOW_BYTES.clear()

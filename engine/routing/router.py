@@ -29,7 +29,13 @@ from engine.routing.kernels import (
     UNREACHABLE,
     route_flows,
 )
-from engine.routing.path_latency import SIGNATURES, path_signatures, signature_latencies
+from engine.routing.path_latency import (
+    SIGNATURES,
+    SUMMED_ONCE,
+    path_latencies_reference,
+    path_signatures,
+    signature_latencies,
+)
 from engine.routing.route_cache import (
     FLOW_BYTES,
     LATENCIES,
@@ -303,17 +309,7 @@ class Router:
         latency_key = f"{signatures_key}|{array_digest(fab.class_latency)}"
         latency = LATENCIES.get(latency_key)
         if latency is None:
-            signatures = SIGNATURES.get(signatures_key)
-            if signatures is None:
-                signatures = path_signatures(
-                    paths.flow_ptr,
-                    paths.entry_link,
-                    paths.entry_weight,
-                    fab.link_latency_class,
-                    fab.class_latency.shape[0],
-                )
-                SIGNATURES.put(signatures_key, signatures)
-            latency = signature_latencies(signatures, fab.class_latency)
+            latency = self._path_latencies(paths, signatures_key)
             latency.flags.writeable = False
             LATENCIES.put(latency_key, latency)
         bytes_key = f"{key}|{array_digest(nbytes)}|{q}"
@@ -323,6 +319,30 @@ class Router:
             flow_bytes.flags.writeable = False
             FLOW_BYTES.put(bytes_key, flow_bytes)
         return replace(paths, flow_bytes=flow_bytes, latency=latency)
+
+    def _path_latencies(self, paths: RoutedFlows, signatures_key: str) -> np.ndarray:
+        """Each flow's path latency: summed entry by entry the first time a route's latencies
+        are asked for, through its path shapes (`path_latency`) from the second time on (a
+        sweep of a latency), so that a single evaluation never pays for the shapes."""
+        fab = self.fabric
+        signatures = SIGNATURES.get(signatures_key)
+        if signatures is None and signatures_key not in SUMMED_ONCE:
+            SUMMED_ONCE[signatures_key] = None
+            while len(SUMMED_ONCE) > 4096:
+                SUMMED_ONCE.pop(next(iter(SUMMED_ONCE)))
+            return path_latencies_reference(
+                paths.flow_ptr, paths.entry_link, paths.entry_weight, fab.link_latency
+            )
+        if signatures is None:
+            signatures = path_signatures(
+                paths.flow_ptr,
+                paths.entry_link,
+                paths.entry_weight,
+                fab.link_latency_class,
+                fab.class_latency.shape[0],
+            )
+            SIGNATURES.put(signatures_key, signatures)
+        return signature_latencies(signatures, fab.class_latency)
 
     def _route(
         self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, policy: RoutingPolicy

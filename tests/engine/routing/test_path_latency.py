@@ -10,6 +10,7 @@ import pytest
 from engine.flows.traffic import permutation
 from engine.model.scenario import RoutingPolicy
 from engine.routing.path_latency import (
+    SIGNATURES,
     path_codes,
     path_codes_reference,
     path_latencies_reference,
@@ -27,13 +28,22 @@ def fabric(catalog):
 
 
 @pytest.mark.parametrize("mode", ["ecmp", "adaptive", "spray"])
-def test_route_latencies_equal_the_entry_by_entry_sums(fabric, mode):
-    src, dst = permutation(fabric, seed=5)
-    routed = Router(fabric).route(src, dst, RoutingPolicy(mode=mode, seed=2))
-    expected = path_latencies_reference(
-        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_latency
-    )
-    assert np.array_equal(routed.latency, expected)
+def test_route_latencies_equal_the_entry_by_entry_sums(catalog, mode):
+    # the first ask sums entry by entry; every later latency (a sweep) comes from the shapes
+    scenario = gen.leaf_spine(256, "dgx-h100", "qm9700", catalog=catalog)
+    seen = set()
+    for latency_ns in (None, 700.0, 2500.0):
+        scenario.fabric.switch_latency_ns = latency_ns
+        fabric = expand(scenario, catalog)
+        src, dst = permutation(fabric, seed=5)
+        routed = Router(fabric).route(src, dst, RoutingPolicy(mode=mode, seed=2))
+        expected = path_latencies_reference(
+            routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_latency
+        )
+        assert np.array_equal(routed.latency, expected)
+        seen.add(float(routed.latency.max()))
+    assert len(seen) == 3
+    assert any(k.startswith(routed.key) for k in SIGNATURES._items)  # shapes were used
 
 
 def test_few_shapes_stand_for_many_flows_and_follow_every_class(fabric):
