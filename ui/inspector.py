@@ -176,8 +176,8 @@ class Inspector(QWidget):
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bar = self.scroll.verticalScrollBar().sizeHint().width()
         self.scroll.setMinimumWidth(content.sizeHint().width() + bar)
-        # as tall as the form without the Transport group was, so the window's first layout
-        # (palette, results) stays as it was; what is taller scrolls
+        # a few rows at least; what is taller scrolls, so the dock never holds the Results
+        # dock below it short (the plots need the height at 1280x800)
         self.scroll.setMinimumHeight(min(content.minimumSizeHint().height(), MIN_FORM_HEIGHT))
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)

@@ -194,15 +194,15 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
         raise ScenarioError(problems)
     cat = scenario_catalog(scenario, catalog)
     size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
+    class_latency = latency_classes(scenario, cat)
     key = graph_key(scenario, cat)
     known = GRAPHS.get(key)
     if known is None:
-        known = _build(scenario, cat)
+        known = _build(scenario, cat, class_latency)
         for value in vars(known).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False  # shared by every later expansion
         GRAPHS.put(key, known)
-    class_latency = latency_classes(scenario, cat)
     link_latency = class_latency[known.link_latency_class]
     link_latency.flags.writeable = False
     return replace(
@@ -214,8 +214,9 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
     )
 
 
-def _build(scenario: Scenario, cat: Catalog) -> Fabric:
-    """Expand `scenario` (already checked) into its arrays."""
+def _build(scenario: Scenario, cat: Catalog, class_latency: np.ndarray) -> Fabric:
+    """Expand `scenario` (already checked) into its arrays; links take their latency from
+    `class_latency` (`latency_classes`)."""
     builder = _Builder(scenario, cat)
     groups = scenario.groups
     group_index = {g.id: i for i, g in enumerate(groups)}
@@ -341,7 +342,6 @@ def _build(scenario: Scenario, cat: Catalog) -> Fabric:
     link_bundle = np.concatenate(bundle_parts)
     network = link_bundle != NVLINK_BUNDLE
     link_latency_class = np.concatenate(class_parts)
-    class_latency = latency_classes(scenario, cat)
     gpu_line_rate = np.zeros(n_gpus)
     out_of_gpu = network & (link_src < n_gpus)
     np.add.at(gpu_line_rate, link_src[out_of_gpu], link_capacity[out_of_gpu])

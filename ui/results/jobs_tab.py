@@ -36,7 +36,7 @@ from ui.document.document import ScenarioDocument
 from ui.results.congestion_tab import study_inputs
 from ui.results.plot_export import ExportTarget, write_csv
 from ui.results.result_tab import ResultTab
-from ui.results.tables import fill_table, make_table, set_header, table_header, table_rows
+from ui.results.tables import fill_table, fit_columns, make_table, table_header, table_rows
 from ui.work.tasks import Task, TaskWorker
 
 KEY = "jobs"
@@ -132,8 +132,8 @@ class JobsTab(ResultTab):
         bar.addWidget(self.run_button)
         bar.addWidget(self.stale_label)
         bar.addStretch(1)
-        self.table = make_table("jobsTable", [])
-        set_header(self.table, HEADER)  # the figures' columns fit their titles
+        self.table = make_table("jobsTable", HEADER)
+        fit_columns(self.table)  # the figures' columns fit their titles
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -31,9 +31,14 @@ def set_header(table: QTableWidget, header: list[str]) -> None:
         return
     table.setColumnCount(len(header))
     table.setHorizontalHeaderLabels(header)
+    fit_columns(table)
+
+
+def fit_columns(table: QTableWidget) -> None:
+    """The first column stretches, the others fit their contents and titles."""
     view = table.horizontalHeader()
     view.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    for column in range(1, len(header)):
+    for column in range(1, table.columnCount()):
         view.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
 
 
