@@ -56,10 +56,12 @@ class NcclModel:
     collnet_direct_efficiency: float  # CollNetDirect all-reduce bandwidth share the tuner keeps
     nvls_channels: dict[str, int]  # "1": on one server, "2+": across servers
     net_channel_speeds: tuple[float, ...]  # bytes/s per channel the search tries
-    channels_per_nic: int
+    channels_per_nic: int  # search channels per GPU on one server
     collnet_default: bool
     version: str
     chunk_rules: ChunkRules | None = None  # NVLS / NVLS-tree chunking (chunk_pipeline)
+    net_port_rate: float = 0.0  # bytes/s of the slowest GPU NIC port (0: no network)
+    net_ports_per_gpu: float = 0.0  # NIC ports per GPU (channel_count)
 
 
 def _seconds(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -144,6 +146,38 @@ def channel_rate_fraction(rate: float, speeds: tuple[float, ...]) -> float:
     return min(1.0, best / rate) if best > 0 else 1.0
 
 
+def search_channels(model: NcclModel, port_rate: float, ports: int) -> int:
+    """NCCL's search channels across servers for a server's `ports` NIC ports of
+    `port_rate` bytes/s each (those its ranks use).
+
+    The search (search.cc) tries its per-channel speeds fastest first and keeps the first
+    that fits a port, with as many channels of it through each port as fit; then
+    `ncclTopoDupChannels` doubles the channels when that speed is 25 GB/s or more, except on
+    GPUs above sm80 when it is under 50 GB/s and there are more than 4 channels. So eight
+    400G NICs of an H100 or B200 server carry 8 channels of 48 GB/s (not doubled), eight
+    800G NICs 16 (96 GB/s halved), one 400G NIC 2.
+    """
+    fits = [s for s in model.net_channel_speeds if 0 < s <= port_rate * (1 + 1e-9)]
+    if not fits or ports <= 0:
+        return max(1, model.channels_per_nic * ports)
+    speed = fits[0]
+    channels = max(1, math.floor(port_rate / speed + 1e-9)) * ports
+    cc = int(model.arch[2:]) if model.arch[2:].isdigit() else 90
+    kept = speed < 25e9 or (cc > 80 and speed < 50e9 and channels > 4)
+    return channels if kept else 2 * channels
+
+
+def channel_count(model: NcclModel, n_nodes: int, gpus_per_server: int) -> int:
+    """The channels NCCL's tuner multiplies its per-channel caps by for a collective over
+    `n_nodes` servers of `gpus_per_server` ranks: the catalog's figure per GPU on one
+    server, NCCL's search rule (`search_channels`) on the ranks' NIC ports across servers."""
+    gpus = max(1, gpus_per_server)
+    if n_nodes <= 1 or model.net_port_rate <= 0 or model.net_ports_per_gpu <= 0:
+        return max(1, model.channels_per_nic * gpus)
+    ports = max(1, round(model.net_ports_per_gpu * gpus))
+    return search_channels(model, model.net_port_rate, ports)
+
+
 def tree_correction(model: NcclModel, protocol: str, sizes: np.ndarray) -> np.ndarray:
     """NCCL's tree all-reduce bandwidth correction at each size (1 from 512 MiB up)."""
     table = model.tree_correction[protocol]
@@ -210,7 +244,7 @@ def latency_s(
         lat = base + (steps - inter_steps) * intra + inter_steps * inter
         out = np.full(sizes.shape[0], lat)
         if op == "all-reduce" and protocol == "simple" and n_nodes > 1:
-            channels = max(1, model.channels_per_nic * ppn)
+            channels = channel_count(model, n_nodes, ppn)
             plateau = sizes / (channels * n) >= 64
             out[plateau] *= model.ring_plateau
         return out

@@ -21,6 +21,7 @@ from engine.collectives.nccl_model import (
     algbw_per_busbw,
     bandwidth_factor,
     bus_bandwidth_cap,
+    channel_count,
     latency_s,
     tree_correction,
 )
@@ -114,7 +115,7 @@ def collective_times(
     if nccl_lat is not None and parts:
         # NCCL's formula times the whole collective; the first stage shows it.
         parts[0]["latency_s"] = parts[0]["latency_s"] + nccl_lat
-    channels = m.channels_per_nic * max(1, lay.per_server or lay.n // max(1, n_nodes))
+    channels = channel_count(m, n_nodes, lay.per_server or lay.n // max(1, n_nodes))
     cap = bus_bandwidth_cap(m, family, protocol, n_nodes, channels)
     if np.isfinite(cap):
         floor = sizes / (cap * algbw_per_busbw(family, op, lay.n))

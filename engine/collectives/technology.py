@@ -9,11 +9,17 @@ go-back-N, selective repeat), the MTU, NCCL's tuner constants for that architect
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from engine.catalog.devices import Catalog
-from engine.collectives.nccl_model import PROTOCOLS, NcclModel, nccl_model
-from engine.topology.expand import Fabric
+from engine.collectives.nccl_model import (
+    PROTOCOLS,
+    NcclModel,
+    nccl_model,
+)
+from engine.topology.expand import NODE_GPU, NVLINK_BUNDLE, Fabric
 
 __all__ = ["PROTOCOLS", "Technology", "gpu_architecture", "technology"]
 
@@ -53,6 +59,23 @@ def gpu_architecture(fabric: Fabric, catalog: Catalog) -> tuple[str, str | None,
     return best[1], best[2], best[3]
 
 
+def network_ports(fabric: Fabric) -> tuple[float, int, int]:
+    """The slowest GPU network port (bytes/s, nominal), and the ports and GPUs of the
+    server with the most GPUs: what NCCL's channel search sees of a server (0s: no port)."""
+    edge = (fabric.link_bundle != NVLINK_BUNDLE) & (fabric.node_kind[fabric.link_src] == NODE_GPU)
+    if not np.any(edge) or fabric.n_gpus == 0:
+        return 0.0, 0, 0
+    bundles = fabric.scenario.bundles
+    rate = min(
+        float(bundles[int(b)].speed_gbps) * 1e9 / 8 for b in np.unique(fabric.link_bundle[edge])
+    )
+    gpu_servers = fabric.gpu_server[: fabric.n_gpus]
+    gpus = np.bincount(gpu_servers)
+    server = int(np.argmax(gpus))
+    ports = int(np.count_nonzero(gpu_servers[fabric.link_src[edge]] == server))
+    return rate, ports, int(gpus[server])
+
+
 def technology(fabric: Fabric, catalog: Catalog) -> Technology:
     """The effective technology parameters of a fabric's scenario."""
     f = fabric.scenario.fabric
@@ -60,6 +83,9 @@ def technology(fabric: Fabric, catalog: Catalog) -> Technology:
     nccl_entry = catalog.technology("nccl")
     arch, cpu, gpu = gpu_architecture(fabric, catalog)
     model = nccl_model(catalog, arch, cpu)
+    rate, ports, gpus = network_ports(fabric)
+    if ports > 0:
+        model = replace(model, net_port_rate=rate, net_ports_per_gpu=ports / gpus)
     nvlink_eff = float(nccl_entry.value("nvlink_bw_efficiency"))
     if gpu is not None and gpu.has("nvlink_links") and gpu.has("nvlink_bw_GBps"):
         # NCCL's figure per NVLink times the links, over the GPU's NVLink rate.

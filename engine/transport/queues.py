@@ -8,8 +8,9 @@ The first half of `engine.transport.step`'s step, as numba functions inlined int
 2. `serve_queues`: switch egress queues serve their classes, fluid FIFO: in proportion to the
    queued bytes, except that a class whose last byte has arrived is drained by the time the
    queue ahead of it is served, first.
-3. `inject`: each NIC link shares what it may send among its classes' offers (`class_offers`:
-   flows times line, DCQCN or IB CC rate) by water filling.
+3. `inject`: each NIC link shares what it may send among its flows (queue pairs, served in
+   turn) by water filling over its classes' offers (`class_offers`: flows times line, DCQCN
+   or IB CC rate), so a class of two flows gets twice the share of a class of one.
 4. `arrive`: arrivals join their queues; overflow of a far-end buffer share (lossless) or of
    an egress port's buffer (lossy) is dropped and returned to its sender.
 5. `track_tails`: the FIFO drain deadlines of classes with nothing left to send.
@@ -179,6 +180,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
     served, arrivals, inflow, egress_in, sent, offer, satisfied, got, got_acc, sent_sum = s
     gptr, glink, gcls = tables.inject.ptr, tables.inject.link, tables.inject.cls
     cptr, last, link = tables.classes.ptr, tables.entries.last, tables.entries.link
+    mult = tables.classes.multiplicity
     remaining, delivered = state.classes.remaining, state.classes.delivered
     loss_p = state.classes.loss_p
     gbn = tables.classes.gbn_packets
@@ -191,26 +193,31 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
         for i in range(gptr[g], gptr[g + 1]):
             satisfied[gcls[i]] = False
             total += offer[gcls[i]]
-        level = math.inf
+        level = math.inf  # bytes per flow: the NIC serves its flows (queue pairs) in turn
         if total > budget:
-            # Water filling: offers below the fair level are met, the rest get the level.
+            # Water filling per flow: classes whose flows offer less than the fair level
+            # are met, the flows of the rest get the level.
             left = budget
             open_count = gptr[g + 1] - gptr[g]
+            open_flows = 0.0
+            for i in range(gptr[g], gptr[g + 1]):
+                open_flows += mult[gcls[i]]
             changed = True
             while changed and open_count > 0:
                 changed = False
-                level = left / open_count
+                level = left / open_flows
                 for i in range(gptr[g], gptr[g + 1]):
                     c = gcls[i]
-                    if not satisfied[c] and offer[c] <= level:
+                    if not satisfied[c] and offer[c] <= level * mult[c]:
                         satisfied[c] = True
                         left -= offer[c]
                         open_count -= 1
+                        open_flows -= mult[c]
                         changed = True
-            level = left / open_count if open_count > 0 else math.inf
+            level = left / open_flows if open_count > 0 else math.inf
         for i in range(gptr[g], gptr[g + 1]):
             c = gcls[i]
-            out = min(offer[c], level)
+            out = min(offer[c], level * mult[c])
             if out >= remaining[c] * (1.0 - 1e-12):
                 out = remaining[c]
             remaining[c] -= out

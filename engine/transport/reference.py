@@ -227,20 +227,21 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         total = 0.0
         for c in members:
             total += offer[c]
-        level = math.inf
+        level = math.inf  # bytes per flow: the NIC serves its flows (queue pairs) in turn
         if total > budget:
             left, open_set, changed = budget, set(members), True
             while changed and open_set:
                 changed = False
-                level = left / len(open_set)
+                level = left / sum(float(cl.multiplicity[c]) for c in open_set)
                 for c in members:
-                    if c in open_set and offer[c] <= level:
+                    if c in open_set and offer[c] <= level * cl.multiplicity[c]:
                         open_set.discard(c)
                         left -= offer[c]
                         changed = True
-            level = left / len(open_set) if open_set else math.inf
+            weight = sum(float(cl.multiplicity[c]) for c in open_set)
+            level = left / weight if open_set else math.inf
         for c in members:
-            out = min(offer[c], level)
+            out = min(offer[c], level * cl.multiplicity[c])
             if out >= cs.remaining[c] * (1.0 - 1e-12):
                 out = cs.remaining[c]
             cs.remaining[c] -= out

@@ -45,12 +45,13 @@ its identical twin, fleet A, on rings and all-gather; that is a property of the
 cluster (its settings are not published), which calibration captures, and no default follows
 it. Small all-to-all lacks NCCL's point-to-point latency (grouped send/recv through the proxy
 thread, which NCCL's tuner does not cost and its source gives no constant for: about 30 µs
-per network message measured). The tree under the transport mechanisms runs low at 8 and 64
-servers, and NVLS-tree across 46 servers runs 31% low (the fill of its deep tree's chunk
-pipeline moves it one point further). One GPU per server drives its 200G NIC faster in the
-model than measured. Mid-size NVLS and NVLS-tree all-reduce carry the fill and drain of
-NCCL's chunk pipeline (`engine/collectives/chunk_pipeline.py`: calcCollChunking's chunk
-sizes, src/enqueue.cc); the tree's mid-size loss is NCCL's own measured correction, which a
+per network message measured). A NIC shares its rate among its flows (queue pairs), and
+NCCL's tuner caps count the channels its topology search finds (8 through eight 400G NICs,
+not 16): the B200 tree meets its cap (8 x 24 GB/s) at 8, 46 and 64 servers. One GPU per
+server drives its 200G NIC faster in the model than measured. Mid-size NVLS and NVLS-tree
+all-reduce carry the fill and drain of NCCL's chunk pipeline
+(`engine/collectives/chunk_pipeline.py`: calcCollChunking's chunk sizes, src/enqueue.cc);
+the tree's mid-size loss is NCCL's own measured correction, which a
 RoCE cluster at 8 MiB falls well short of.
 """
 
