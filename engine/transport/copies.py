@@ -94,6 +94,15 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
         return None
     part_of_class = part_of_link[path[ptr[:-1]]]
     lengths = np.diff(ptr)
+    n_class_in = np.bincount(part_of_class, minlength=n_parts)
+    n_hop_in = np.bincount(part_of_class, weights=lengths, minlength=n_parts).astype(np.int64)
+    n_link_in = np.bincount(part_of_link, minlength=n_parts)
+    # Only parts of the same size can be copies: none such, nothing to compare.
+    sizes = np.stack([n_class_in, n_hop_in, n_link_in], axis=1)
+    _, size_kind = np.unique(sizes, axis=0, return_inverse=True)
+    size_kind = size_kind.reshape(-1)
+    if np.bincount(size_kind).max() < 2:
+        return None
     # Classes part by part, in their order; their hops in path order.
     class_order = np.argsort(part_of_class, kind="stable")
     hop_start = np.repeat(ptr[class_order], lengths[class_order])
@@ -106,9 +115,6 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     first_use = np.full(n_links, path.size, dtype=np.int64)
     np.minimum.at(first_use, hops, np.arange(hops.size))
     link_order = np.lexsort((np.arange(n_links), first_use, part_of_link))
-    n_class_in = np.bincount(part_of_class, minlength=n_parts)
-    n_hop_in = np.bincount(part_of_class, weights=lengths, minlength=n_parts).astype(np.int64)
-    n_link_in = np.bincount(part_of_link, minlength=n_parts)
     class_start = np.cumsum(n_class_in) - n_class_in
     hop_first = np.cumsum(n_hop_in) - n_hop_in
     link_start = np.cumsum(n_link_in) - n_link_in
@@ -120,8 +126,6 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     class_rows, entry_rows, link_rows = rows
     class_rows.insert(0, lengths)
     twin = np.arange(n_parts)  # per part, the first part it copies
-    sizes = np.stack([n_class_in, n_hop_in, n_link_in], axis=1)
-    _, size_kind = np.unique(sizes, axis=0, return_inverse=True)
     for kind in np.unique(size_kind):
         members = np.flatnonzero(size_kind == kind)
         if members.size < 2:
