@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.catalog.devices import Catalog
+from engine.collectives.completion_curve import slowest_times
 from engine.routing.router import RoutedFlows
 from engine.runtime.lru import ByteLRU
 from engine.runtime.progress import Progress, poll
@@ -194,22 +195,18 @@ def _run(
     unit = network.classes.bytes / REFERENCE_BYTES  # bytes of each class per unit of share
     if np.any(tail_rate <= 0.0) and not result.finished:
         return _skipped("a flow stood still in the transport (a deadlock?); timed at the ideal")
-    span = np.diff(np.concatenate([[0.0], result.time_s]))
-    delivered = np.vstack(
-        [np.zeros(n_classes), np.cumsum(result.class_rate_Bps * span[:, None], axis=0)]
-    )
-    clock = np.concatenate([[0.0], result.time_s])
     # Bytes move one step per hop in the model: that pipeline fill is the discretization's,
     # not a cost of the transport (the collective adds the path latency itself).
     fill = (np.diff(network.classes.ptr) - 1) * config.dt_s
-    times = np.zeros(_GRID.size)
-    for c in range(n_classes):
-        need = unit[c] * _GRID
-        reached = delivered[:, c]
-        # Past the run: on at the tail rate (a finished class is done at its finish).
-        after = clock[-1] + (need - reached[-1]) / max(tail_rate[c], 1e-300)
-        t = np.where(need <= reached[-1], np.interp(need, reached, clock), after)
-        np.maximum(times, np.maximum(t - fill[c], 0.0), out=times)
+    # Past the run a class goes on at its tail rate (a finished class is done at its finish).
+    times = slowest_times(
+        np.ascontiguousarray(result.time_s, dtype=np.float64),
+        np.ascontiguousarray(result.class_rate_Bps, dtype=np.float64),
+        np.ascontiguousarray(unit, dtype=np.float64),
+        _GRID,
+        np.ascontiguousarray(tail_rate, dtype=np.float64),
+        fill.astype(np.float64),
+    )
     with np.errstate(divide="ignore"):
         tail = float(np.max(unit / tail_rate)) if not result.finished else 0.0
     ideal = float(np.max(unit / result.ideal_rate_Bps))

@@ -17,21 +17,24 @@ event-driven fluid finish times of `engine.flows.solver`, what a perfect transpo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from engine.flows.arrivals import finish_with_starts
 from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
+from engine.transport.copies import Copies, find_copies
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
 from engine.transport.step import run_window
 from engine.transport.structures import SampleAcc, State, Stats, Tables
 from engine.transport.tables import (
+    MAX_HISTORY_BYTES,
     LinkDerived,
     build_tables,
+    history_bytes,
     initial_state,
     new_rows,
     new_sample_acc,
@@ -77,6 +80,7 @@ def simulate(
     backend: str = "numba",
     until_settled: bool = False,
     progress: Progress | None = None,
+    run_copies_once: bool = True,
 ) -> TransportResult:
     """Run the transport model until every class finished (or `horizon_s` is reached).
 
@@ -87,6 +91,9 @@ def simulate(
     `backend` ``"reference"`` runs the plain-Python twin of the kernel (slow; for tests).
     `progress` hears the simulated share of the horizon after every window (when there is
     a horizon) and stops the run there, with `RunCancelledError`, when its caller asks.
+    With `run_copies_once`, parts of the network that share no link with the rest and copy
+    another part number for number are stepped once (`engine.transport.copies`): the result
+    is the same, bit for bit; turning it off runs every class (for tests).
     """
     if backend == "numba":
         runner = run_window
@@ -95,6 +102,14 @@ def simulate(
     else:
         raise ValueError(f"backend must be 'numba' or 'reference', not {backend!r}")
     tables, derived = build_tables(network, config)
+    whole = network
+    copies = None
+    # A run whose histories are too long fails as the whole network (initial_state).
+    if run_copies_once and history_bytes(tables)[0] <= MAX_HISTORY_BYTES:
+        copies = find_copies(network, tables)
+    if copies is not None:
+        network = copies.network
+        tables, derived = build_tables(network, config)
     n_links, n_classes = tables.links.capacity.shape[0], tables.classes.size.shape[0]
     run = _Run(
         tables,
@@ -151,7 +166,7 @@ def simulate(
             window = base_window
         previous = current
     _flush(run)
-    return _result(network, run, derived, settled_window)
+    return _result(whole, run, derived, settled_window, copies)
 
 
 def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
@@ -371,9 +386,10 @@ def _result(
     run: _Run,
     derived: LinkDerived,
     settled_window: tuple[float, float] | None = None,
+    copies: Copies | None = None,
 ) -> TransportResult:
-    """Assemble the result from the run's totals and rows."""
-    t = run.totals
+    """Assemble the result of `network` from the run's totals and rows (the run of its
+    `copies`' smaller network, whose figures every copy takes, when given)."""
     end = float(run.state.clock.time[0])
     span = end if end > 0 else 1.0
     capacity = run.tables.links.capacity
@@ -386,6 +402,15 @@ def _result(
     else:
         time, rates = np.zeros(0), np.zeros((0, n_classes))
         queues, paused = np.zeros((0, n_links)), np.zeros((0, n_links))
+    t = run.totals
+    finish, delivered = run.state.classes.finish.copy(), run.state.classes.delivered.copy()
+    if copies is not None:
+        cls, link = copies.class_of, copies.link_of
+        rates, queues, paused = rates[:, cls], queues[:, link], paused[:, link]
+        finish, delivered, capacity = finish[cls], delivered[cls], capacity[link]
+        per_class = [a.shape[0] == 1 for a in new_stats(0, 1)]
+        t = Stats(*(a[cls] if c else a[link] for a, c in zip(t, per_class, strict=True)))
+        derived = LinkDerived(**{f.name: getattr(derived, f.name)[link] for f in fields(derived)})
     ideal_rate, ideal_finish = _ideal(network)
     with np.errstate(invalid="ignore", divide="ignore"):
         mark_share = np.where(t.served > 0, t.marked / t.served, 0.0)
@@ -395,8 +420,8 @@ def _result(
         class_rate_Bps=rates,
         queue_bytes=queues,
         paused_share=paused,
-        finish_s=run.state.classes.finish.copy(),
-        delivered_bytes=run.state.classes.delivered.copy(),
+        finish_s=finish,
+        delivered_bytes=delivered,
         dropped_class_bytes=t.dropped_class.copy(),
         ideal_rate_Bps=ideal_rate,
         ideal_finish_s=ideal_finish,
