@@ -329,9 +329,10 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         stats.max_queue[li] = max(stats.max_queue[li], standing)
         stats.max_occupancy[li] = max(stats.max_occupancy[li], ls.occupancy[li])
 
-    # 7. feedback histories and the senders' rate controls
+    # 7. feedback histories and the senders' rate controls (nothing reads the histories
+    # without DCQCN and IB CC)
     fb_width = cs.fb_mark.shape[0]
-    for c in range(n_classes):
+    for c in range(n_classes if (k.dcqcn_on or k.ibcc_on) else 0):
         if cs.finish[c] < math.inf:
             continue
         keep, becn = 1.0, 0.0

@@ -92,7 +92,8 @@ def _mark(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
-    """Step 7: feedback histories, then each sending class's rate control moves one step."""
+    """Step 7: feedback histories, then each sending class's rate control moves one step
+    (neither without DCQCN and IB CC: nothing else reads the histories)."""
     cptr, mult, start = tables.classes.ptr, tables.classes.multiplicity, tables.classes.start
     line, fb_steps = tables.classes.line_rate, tables.classes.feedback_steps
     link = tables.entries.link
@@ -101,6 +102,8 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
     fb_mark, fb_rate, fb_becn = cs.fb_mark, cs.fb_rate, cs.fb_becn
     mark_prob, congested = state.links.mark_prob, state.links.congested
     k = tables.knobs
+    if not (k.dcqcn_on or k.ibcc_on):
+        return
     dq, ib = tables.dcqcn, tables.ibcc
     n = state.clock.step[0]
     width = fb_mark.shape[0]
