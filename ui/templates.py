@@ -26,7 +26,8 @@ from engine.model.scenario import Scenario
 
 
 class TemplateDialog(QDialog):
-    """Template, GPUs, server and switch models, oversubscription, planes and port speed.
+    """Template, GPUs, server and switch models, oversubscription, planes, port speed and
+    the storage nodes of a storage network beside the fabric (none by default).
 
     On OK the scenario is generated; `scenario` holds it when the dialog is accepted.
     """
@@ -68,6 +69,14 @@ class TemplateDialog(QDialog):
         self.planes_spin.setToolTip("Independent planes; each NIC has one link on each")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
+        self.storage_spin = QSpinBox()
+        self.storage_spin.setObjectName("storageNodesSpin")
+        self.storage_spin.setRange(0, 10_000)
+        self.storage_spin.setSpecialValueText("none")
+        self.storage_spin.setToolTip(
+            "Storage nodes on an Ethernet storage network of their own, reached through the "
+            "servers' front-end ports; checkpoint jobs write there, off the compute fabric"
+        )
         self.error_label = QLabel()
         self.error_label.setObjectName("templateError")
         self.error_label.setWordWrap(True)
@@ -81,6 +90,7 @@ class TemplateDialog(QDialog):
         form.addRow("Oversubscription", self.oversub_spin)
         form.addRow("Planes", self.planes_spin)
         form.addRow("Port speed (Gb/s)", self.speed_combo)
+        form.addRow("Storage nodes", self.storage_spin)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -99,6 +109,7 @@ class TemplateDialog(QDialog):
         self.gpus_spin.valueChanged.connect(self.error_label.clear)
         self.oversub_spin.valueChanged.connect(self.error_label.clear)
         self.planes_spin.valueChanged.connect(self.error_label.clear)
+        self.storage_spin.valueChanged.connect(self.error_label.clear)
         self.planes_spin.valueChanged.connect(lambda _: self._fill_speeds(keep=False))
         self._template_changed(self.template_combo.currentText())
         self._fill_speeds()
@@ -147,6 +158,8 @@ class TemplateDialog(QDialog):
             params["oversubscription"] = self.oversub_spin.value()
         if template in PLANED:
             params["planes"] = self.planes_spin.value()
+        if self.storage_spin.value():
+            params["storage_nodes"] = self.storage_spin.value()
         return params
 
     def generate(self) -> Scenario | None:

@@ -159,7 +159,7 @@ class NodeItem(QGraphicsObject):
             subtext = QColor(text)
             subtext.setAlphaF(0.8)
         else:
-            fill = color(theme.server_fill if self.kind == "server" else theme.switch_fill)
+            fill = color(theme.server_fill if self.kind != "switch" else theme.switch_fill)
             text, subtext = color(theme.node_text), color(theme.node_subtext)
         painter.setBrush(QBrush(fill))
         painter.setPen(self.border_pen())

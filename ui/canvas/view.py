@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene, QGraphicsView, 
 
 from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.errors import Problem
+from engine.model.networks import storage_ids
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.canvas.context_menu import CanvasContextMenu
 from ui.canvas.gestures import CanvasGestures
@@ -32,6 +33,7 @@ from ui.canvas.heat import (
 )
 from ui.canvas.items import EdgeItem, NodeItem, group_technology
 from ui.canvas.layout import BAND_H, node_positions, tier_title, tier_y, tiers_in_use
+from ui.canvas.network_frame import NetworkFrame
 from ui.document.document import ScenarioDocument
 from ui.theme import LIGHT, Theme, color
 
@@ -71,6 +73,7 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         self.theme = LIGHT
         self.tiers: list[str] = []
         self.nodes: dict[str, NodeItem] = {}
+        self.storage_frame: NetworkFrame | None = None  # the storage network's, if any
         self.edges: dict[str, EdgeItem] = {}
         self.positions: dict[str, QPointF] = {}
         self.clipboard: tuple[list[DeviceGroup], list[LinkBundle]] = ([], [])
@@ -106,6 +109,7 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
             self._cancel_connect()
             scene.clear()
             self.nodes, self.edges = {}, {}
+            self.storage_frame = None
             scenario = self.document.scenario
             self.positions = positions = self.layout(scenario)
             self.tiers = tiers_in_use(scenario)
@@ -118,6 +122,10 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
                 scene.addItem(node)
                 self.nodes[g.id] = node
                 node.setSelected(g.id in selected_groups)
+            storage, _ = storage_ids(scenario)
+            if storage:
+                self.storage_frame = NetworkFrame([positions[g] for g in storage], self.theme)
+                scene.addItem(self.storage_frame)
             for b in scenario.bundles:
                 if b.a in positions and b.b in positions:
                     edge = EdgeItem(b, positions[b.a], positions[b.b], self.theme)
