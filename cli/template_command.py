@@ -1,7 +1,7 @@
 """``template``: a scenario from a topology template, as the app's New from template… makes it.
 
 ``template NAME --gpus N --server MODEL --switch MODEL [--oversubscription X] [--planes P]
-[--speed GBPS] [--out FILE]`` prints the scenario JSON (or writes it to FILE), ready for
+[--speed GBPS] [--storage-nodes N] [--out FILE]`` prints the scenario JSON (or writes it to FILE), ready for
 ``validate``, ``evaluate`` and the other commands. A size or part the template cannot build
 is refused with the template's message (exit status 2), never a traceback.
 """
@@ -37,6 +37,13 @@ def add_template_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--planes", type=int, default=None, help=f"planes, for {', '.join(PLANED)}")
     p.add_argument("--speed", type=float, default=None, help="port speed in Gb/s")
+    p.add_argument(
+        "--storage-nodes",
+        type=int,
+        default=0,
+        help="storage nodes on a storage network of their own beside the fabric, reached "
+        "through the servers' front-end ports (default 0: none)",
+    )
     p.add_argument("--out", default=None, help="write the JSON to this file")
     p.set_defaults(func=run_template)
 
@@ -49,6 +56,7 @@ def run_template(args: argparse.Namespace) -> int:
         "switch": args.switch,
         "speed_gbps": args.speed,
         "catalog": default_catalog(),
+        "storage_nodes": args.storage_nodes,
     }
     for option, key, allowed in (
         (args.oversubscription, "oversubscription", OVERSUBSCRIBED),
