@@ -42,6 +42,7 @@ TEMPLATES = tuple(_TABLE)
 # Templates whose leaves take an oversubscription, and those built of planes.
 OVERSUBSCRIBED = ("leaf-spine", "fat-tree", "rail-optimized", "multi-plane", "dual-tor", "nvl72")
 PLANED = ("multi-plane",)
+MIXED_PODS = ("hybrid",)  # templates whose last pod may be Ethernet (`ethernet_pod`)
 # Templates whose NICs' rate is shared by several links (one per plane or ToR), and how many.
 _LINKS = {"multi-plane": None, "dual-tor": 2}
 
