@@ -143,6 +143,20 @@ def _ib_pods_ethernet_core_256() -> Scenario:
     )
 
 
+def _ib_and_roce_pods_256() -> Scenario:
+    return _named(
+        hybrid(256, "dgx-h100", "qm9700", ethernet_pod="sn5600"),
+        "h100-ib-roce-pods-256",
+        "An InfiniBand pod of 16 DGX H100 (rail-optimized Quantum-2 NDR) and a RoCE pod of 16 "
+        "DGX H100 (rail-optimized Spectrum-4 SN5600), each non-blocking inside, joined by an "
+        "Ethernet core of two SN5600: the RoCE pod's spines reach the core directly, the "
+        "InfiniBand pod's through two Skyway GA100 gateways, whose 100 Gb/s per port bound "
+        "the traffic between the pods. Adaptive routing.",
+        ["hybrid", "infiniband", "roce", "ethernet", "gateway", "256"],
+        "adaptive",
+    )
+
+
 def _ib_pods_storage_256() -> Scenario:
     return _named(
         add_storage(hybrid(256, "dgx-h100", "qm9700"), 8),
@@ -168,6 +182,7 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
     "gb200-nvl72-ib-576": _gb200_nvl72_576,
     "h100-ib-pods-eth-core-256": _ib_pods_ethernet_core_256,
+    "h100-ib-roce-pods-256": _ib_and_roce_pods_256,
     "h100-ib-pods-storage-256": _ib_pods_storage_256,
 }
 
