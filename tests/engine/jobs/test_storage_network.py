@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from engine.analysis import shared_run
+from engine.analysis import convert_technology, shared_run
 from engine.cost.bom import bill_of_materials
 from engine.jobs.interference import interference
 from engine.model.errors import ScenarioError
@@ -152,3 +152,13 @@ def test_a_hand_drawn_storage_network_round_trips_and_expands(catalog):
     assert from_json(to_json(s)) == s
     assert check_structure(s, catalog) == []
     assert expand(s, catalog).storage.n_servers == 4 + 2
+
+
+def test_a_technology_variant_keeps_the_storage_network_on_ethernet(catalog):
+    _, s = _design(catalog, 2)
+    variant = convert_technology(s, "roce", catalog)
+    models = {g.id: g.model for g in variant.groups}
+    assert models["storage-leaf"] == "sn5600" and models["leaf"] != "qm9700"
+    back = convert_technology(variant, "infiniband", catalog)
+    assert {g.id: g.model for g in back.groups}["storage-leaf"] == "sn5600"
+    assert check_structure(back, catalog) == []
