@@ -5,7 +5,9 @@ untouched.
 Closed form: on a non-blocking storage network every checkpoint write crosses only the
 writer's front-end port and a storage node's port, so a checkpoint of B bytes takes
 B / min(writers' front-end bandwidth, storage nodes' bandwidth) plus one path latency, each
-bandwidth the ports' line rate after RoCE's header efficiency (catalog figures).
+bandwidth the ports' line rate after RoCE's header efficiency (catalog figures); behind a
+thin storage spine, the cross-section between the writers' and the nodes' leaves takes the
+place of the narrower end.
 """
 
 from __future__ import annotations
@@ -162,3 +164,36 @@ def test_a_technology_variant_keeps_the_storage_network_on_ethernet(catalog):
     back = convert_technology(variant, "infiniband", catalog)
     assert {g.id: g.model for g in back.groups}["storage-leaf"] == "sn5600"
     assert check_structure(back, catalog) == []
+
+
+def test_a_thin_storage_spine_bounds_the_checkpoint_by_its_cross_section(catalog):
+    """Servers on two leaves, storage nodes on two others, one 400G cable from each leaf to
+    the one spine: every write crosses the servers' leaves' two uplinks, so a checkpoint of
+    B bytes takes B / (2 x 400G after RoCE headers), below both ends' port bandwidth."""
+    base, _ = _design(catalog, 1)
+    servers = base.groups[0].id
+    s = replace(
+        base,
+        groups=[
+            *base.groups,
+            DeviceGroup("nas", "storage", "storage-node-2x400g", 4, "server"),
+            DeviceGroup("fe-a", "switch", "sn5600", 2, "leaf"),
+            DeviceGroup("fe-b", "switch", "sn5600", 2, "leaf"),
+            DeviceGroup("fe-spine", "switch", "sn5600", 1, "spine"),
+        ],
+        bundles=[
+            *base.bundles,
+            LinkBundle("srv-fe", servers, "fe-a", "rail"),
+            LinkBundle("nas-fe", "nas", "fe-b", "rail"),
+            LinkBundle("fe-a-spine", "fe-a", "fe-spine", "full"),
+            LinkBundle("fe-b-spine", "fe-b", "fe-spine", "full"),
+        ],
+    )
+    size = 2.0**30
+    s.jobs = [Job("ckpt", 32, "checkpoint", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    _, alone, _ = interference(expand(s, catalog), s.jobs)[0]
+    cross = 2 * 400.0  # Gb/s: the two leaf uplinks; ends: 4 x 2 x 400G each side
+    assert alone.time_s - alone.latency_s == pytest.approx(
+        32 * size / _roce_Bps(catalog, cross), rel=1e-9
+    )
