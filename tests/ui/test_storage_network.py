@@ -1,6 +1,6 @@
 """A storage network from the template dialog: choosing storage nodes builds them and their
-Ethernet leaves beside the compute fabric, framed on the canvas as a network of their own,
-evaluated without a problem and priced on storage lines of the bill of materials; a
+Ethernet leaves beside the compute fabric, framed on the canvas as a network of their own
+and left out of the compute run's colours, evaluated without a problem and priced on storage lines of the bill of materials; a
 storage node dragged from the palette joins the scenario as a storage group."""
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ def test_storage_nodes_in_the_template_dialog_build_a_storage_network(qtbot):
     assert {"storage-nodes", "storage-leaf", "p1-leaf", "eth-core"} <= set(canvas.nodes)
     assert canvas.nodes["storage-nodes"].kind == "storage"
     assert canvas.nodes["storage-leaf"].technology == "ethernet"
+    assert canvas.nodes["storage-nodes"].technology == "roce"
+    # the compute run colours the compute fabric only: the storage network stays plain
+    assert canvas.nodes["p1-leaf"].fill is not None
+    assert canvas.nodes["storage-leaf"].fill is None
+    assert canvas.edges["p1-servers-leaf"].base_color is not None
+    assert canvas.edges["p1-servers-storage"].base_color is None
     frame = canvas.storage_frame
     assert frame is not None and frame.title == TITLE
     inside = frame.sceneBoundingRect()

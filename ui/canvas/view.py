@@ -74,6 +74,9 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         self.tiers: list[str] = []
         self.nodes: dict[str, NodeItem] = {}
         self.storage_frame: NetworkFrame | None = None  # the storage network's, if any
+        # its items, never coloured by the compute fabric's utilization or congestion
+        self.storage_groups: set[str] = set()
+        self.storage_bundles: set[str] = set()
         self.edges: dict[str, EdgeItem] = {}
         self.positions: dict[str, QPointF] = {}
         self.clipboard: tuple[list[DeviceGroup], list[LinkBundle]] = ([], [])
@@ -122,7 +125,8 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
                 scene.addItem(node)
                 self.nodes[g.id] = node
                 node.setSelected(g.id in selected_groups)
-            storage, _ = storage_ids(scenario)
+            storage, self.storage_bundles = storage_ids(scenario)
+            self.storage_groups = storage
             if storage:
                 self.storage_frame = NetworkFrame([positions[g] for g in storage], self.theme)
                 scene.addItem(self.storage_frame)
@@ -217,11 +221,13 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         return tier_peak(self.utilization, tier)
 
     def _apply_utilization(self) -> None:
+        nodes = [n for gid, n in self.nodes.items() if gid not in self.storage_groups]
+        edges = [e for bid, e in self.edges.items() if bid not in self.storage_bundles]
         if self.colour_mode == CONGESTION:
-            colour_congestion(self.nodes.values(), self.edges.values(), self.congestion)
+            colour_congestion(nodes, edges, self.congestion)
             self.legend.setText(congestion_legend_html(self.congestion))
         else:
-            colour_items(self.nodes.values(), self.edges.values(), self.utilization)
+            colour_items(nodes, edges, self.utilization)
             self.legend.setText(legend_html())
         shown = self.colour_mode == CONGESTION or bool(self.utilization)
         if shown:
