@@ -58,6 +58,8 @@ def _storage_writes(net: Fabric, servers: np.ndarray, n_servers: int) -> tuple[n
     first = net.server_first_gpu
     gpus = np.concatenate([np.arange(first[s], first[s + 1]) for s in servers])
     owners = np.flatnonzero(net.gpu_line_rate > 0)
+    if owners.size == 0:  # every front-end cable down: the routing says what is unreachable
+        owners = gpus
     at = owners[np.maximum(np.searchsorted(owners, gpus, side="right") - 1, 0)]
     src = np.where(net.gpu_server[at] == net.gpu_server[gpus], at, gpus)
     nodes = first[np.arange(n_servers, net.n_servers)]
