@@ -1,8 +1,9 @@
 """``template``: a scenario from a topology template, as the app's New from template… makes it.
 
 ``template NAME --gpus N --server MODEL --switch MODEL [--oversubscription X] [--planes P]
-[--speed GBPS] [--out FILE]`` prints the scenario JSON (or writes it to FILE), ready for
-``validate``, ``evaluate`` and the other commands. A size or part the template cannot build
+[--speed GBPS] [--ethernet-pod SWITCH] [--storage-nodes N] [--out FILE]`` prints the
+scenario JSON (or writes it to FILE), ready for ``validate``, ``evaluate`` and the other
+commands. A size or part the template cannot build
 is refused with the template's message (exit status 2), never a traceback.
 """
 
@@ -12,7 +13,7 @@ import argparse
 import sys
 
 from cli.commands import EXIT_INVALID, EXIT_OK
-from engine.analysis import OVERSUBSCRIBED, PLANED, TEMPLATES, generate
+from engine.analysis import MIXED_PODS, OVERSUBSCRIBED, PLANED, TEMPLATES, generate
 from engine.catalog.devices import default_catalog
 from engine.model.errors import ScenarioError
 from engine.model.scenario import to_json
@@ -37,6 +38,20 @@ def add_template_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--planes", type=int, default=None, help=f"planes, for {', '.join(PLANED)}")
     p.add_argument("--speed", type=float, default=None, help="port speed in Gb/s")
+    p.add_argument(
+        "--ethernet-pod",
+        default=None,
+        metavar="SWITCH",
+        help=f"for {', '.join(MIXED_PODS)}: build the last pod of this Ethernet switch (RoCE), "
+        "its spines straight on the Ethernet core",
+    )
+    p.add_argument(
+        "--storage-nodes",
+        type=int,
+        default=0,
+        help="storage nodes on a storage network of their own beside the fabric, reached "
+        "through the servers' front-end ports (default 0: none)",
+    )
     p.add_argument("--out", default=None, help="write the JSON to this file")
     p.set_defaults(func=run_template)
 
@@ -49,15 +64,18 @@ def run_template(args: argparse.Namespace) -> int:
         "switch": args.switch,
         "speed_gbps": args.speed,
         "catalog": default_catalog(),
+        "storage_nodes": args.storage_nodes,
     }
     for option, key, allowed in (
         (args.oversubscription, "oversubscription", OVERSUBSCRIBED),
         (args.planes, "planes", PLANED),
+        (args.ethernet_pod, "ethernet_pod", MIXED_PODS),
     ):
         if option is None:
             continue
         if args.name not in allowed:
-            print(f"error: template {args.name} takes no --{key}", file=sys.stderr)
+            option_name = key.replace("_", "-")
+            print(f"error: template {args.name} takes no --{option_name}", file=sys.stderr)
             return EXIT_INVALID
         params[key] = option
     try:

@@ -44,6 +44,7 @@ DEVICE_ICONS = {
     "nic": "nic",
     "cable": "cable",
     "transceiver": "transceiver",
+    "storage": "storage",
 }
 SWITCH_TIER_ICONS = {"leaf": "switch-leaf", "spine": "switch-spine", "core": "switch-core"}
 BADGES = {

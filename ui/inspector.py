@@ -276,7 +276,7 @@ class Inspector(QWidget):
                 self.model_combo.addItems(models)
                 self.model_combo.setCurrentText(group.model)
                 self.tier_combo.clear()
-                tiers = ["server"] if group.kind == "server" else list(SWITCH_TIERS)
+                tiers = ["server"] if group.kind != "switch" else list(SWITCH_TIERS)
                 if group.tier not in tiers:
                     tiers.append(group.tier)
                 self.tier_combo.addItems(tiers)

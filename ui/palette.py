@@ -37,8 +37,9 @@ from ui.theme import LIGHT, Theme
 MODEL_ROLE = Qt.ItemDataRole.UserRole
 USER_ROLE = Qt.ItemDataRole.UserRole + 1  # True on a user-defined device's item
 USER_MARK = "(user-defined)"
-SECTIONS = (("server", "Servers"), ("switch", "Switches"))
-SECTION_TIERS = {"server": "server", "switch": ""}  # palette switches have no tier yet
+SECTIONS = (("server", "Servers"), ("switch", "Switches"), ("storage", "Storage nodes"))
+# palette switches have no tier yet; storage nodes sit in the server tier
+SECTION_TIERS = {"server": "server", "switch": "", "storage": "server"}
 ICON_PX = 20
 
 

@@ -19,14 +19,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import OVERSUBSCRIBED, PLANED, TEMPLATES, generate, template_speed
+from engine.analysis import (
+    MIXED_PODS,
+    OVERSUBSCRIBED,
+    PLANED,
+    TEMPLATES,
+    generate,
+    template_speed,
+)
 from engine.catalog.devices import Catalog
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 
 
 class TemplateDialog(QDialog):
-    """Template, GPUs, server and switch models, oversubscription, planes and port speed.
+    """Template, GPUs, server and switch models, oversubscription, planes, port speed, the
+    hybrid template's Ethernet pod and the storage nodes of a storage network beside the
+    fabric (none by default).
 
     On OK the scenario is generated; `scenario` holds it when the dialog is accepted.
     """
@@ -68,6 +77,24 @@ class TemplateDialog(QDialog):
         self.planes_spin.setToolTip("Independent planes; each NIC has one link on each")
         self.speed_combo = QComboBox()
         self.speed_combo.setObjectName("speedCombo")
+        self.ethernet_pod_combo = QComboBox()
+        self.ethernet_pod_combo.setObjectName("ethernetPodCombo")
+        self.ethernet_pod_combo.addItem("none (all InfiniBand)", None)
+        for d in catalog.of_kind("switch"):
+            if d.technology == "ethernet":
+                self.ethernet_pod_combo.addItem(d.id, d.id)
+        self.ethernet_pod_combo.setToolTip(
+            "Build the last pod of Ethernet switches (RoCE): its spines reach the Ethernet "
+            "core directly, so it meets the InfiniBand pod through that pod's gateways"
+        )
+        self.storage_spin = QSpinBox()
+        self.storage_spin.setObjectName("storageNodesSpin")
+        self.storage_spin.setRange(0, 10_000)
+        self.storage_spin.setSpecialValueText("none")
+        self.storage_spin.setToolTip(
+            "Storage nodes on an Ethernet storage network of their own, reached through the "
+            "servers' front-end ports; checkpoint jobs write there, off the compute fabric"
+        )
         self.error_label = QLabel()
         self.error_label.setObjectName("templateError")
         self.error_label.setWordWrap(True)
@@ -81,6 +108,8 @@ class TemplateDialog(QDialog):
         form.addRow("Oversubscription", self.oversub_spin)
         form.addRow("Planes", self.planes_spin)
         form.addRow("Port speed (Gb/s)", self.speed_combo)
+        form.addRow("Ethernet pod", self.ethernet_pod_combo)
+        form.addRow("Storage nodes", self.storage_spin)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -94,11 +123,17 @@ class TemplateDialog(QDialog):
         self.template_combo.currentTextChanged.connect(self._template_changed)
         self.switch_combo.currentIndexChanged.connect(lambda _: self._fill_speeds())
         self.server_combo.currentIndexChanged.connect(lambda _: self._fill_speeds(keep=False))
-        for combo in (self.server_combo, self.switch_combo, self.speed_combo):
+        for combo in (
+            self.server_combo,
+            self.switch_combo,
+            self.speed_combo,
+            self.ethernet_pod_combo,
+        ):
             combo.currentIndexChanged.connect(self.error_label.clear)
         self.gpus_spin.valueChanged.connect(self.error_label.clear)
         self.oversub_spin.valueChanged.connect(self.error_label.clear)
         self.planes_spin.valueChanged.connect(self.error_label.clear)
+        self.storage_spin.valueChanged.connect(self.error_label.clear)
         self.planes_spin.valueChanged.connect(lambda _: self._fill_speeds(keep=False))
         self._template_changed(self.template_combo.currentText())
         self._fill_speeds()
@@ -106,6 +141,7 @@ class TemplateDialog(QDialog):
     def _template_changed(self, template: str) -> None:
         self.oversub_spin.setEnabled(template in OVERSUBSCRIBED)
         self.planes_spin.setEnabled(template in PLANED)
+        self.ethernet_pod_combo.setEnabled(template in MIXED_PODS)
         self.error_label.clear()
         self._fill_speeds(keep=False)
 
@@ -147,6 +183,10 @@ class TemplateDialog(QDialog):
             params["oversubscription"] = self.oversub_spin.value()
         if template in PLANED:
             params["planes"] = self.planes_spin.value()
+        if template in MIXED_PODS and self.ethernet_pod_combo.currentData() is not None:
+            params["ethernet_pod"] = self.ethernet_pod_combo.currentData()
+        if self.storage_spin.value():
+            params["storage_nodes"] = self.storage_spin.value()
         return params
 
     def generate(self) -> Scenario | None:

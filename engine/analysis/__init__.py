@@ -125,7 +125,14 @@ from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, prese
 from engine.runtime.memory import parse_bytes, set_memory_limit
 from engine.runtime.progress import Progress, RunCancelledError
 from engine.runtime.resources import resource_dir, resource_path
-from engine.topology.templates import OVERSUBSCRIBED, PLANED, TEMPLATES, generate, template_speed
+from engine.topology.templates import (
+    MIXED_PODS,
+    OVERSUBSCRIBED,
+    PLANED,
+    TEMPLATES,
+    generate,
+    template_speed,
+)
 
 __all__ = [
     "CALIBRATION_FACTORS",
@@ -141,6 +148,7 @@ __all__ = [
     "LATENCIES_NS",
     "LINK_RECOVERIES",
     "METRICS",
+    "MIXED_PODS",
     "NCCL_TESTS_OPS",
     "OPS",
     "OVERSUBSCRIBED",

@@ -21,6 +21,7 @@ from engine.analysis.results import ComparisonResult, ComparisonRow, EvaluationR
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
+from engine.model.networks import storage_ids
 from engine.model.scenario import Scenario
 
 SWITCH_TECHNOLOGY = {"infiniband": "infiniband", "roce": "ethernet"}
@@ -63,7 +64,8 @@ def _ports_needed(scenario: Scenario, group_id: str, catalog: Catalog) -> dict[f
 
 
 def convert_technology(scenario: Scenario, to: str, catalog: Catalog | None = None) -> Scenario:
-    """A copy of `scenario` on `to` ("infiniband" or "roce") switches, same topology."""
+    """A copy of `scenario` on `to` ("infiniband" or "roce") switches, same topology; the
+    switches of a storage network (`engine.model.networks`) stay as they are."""
     cat = scenario_catalog(scenario, catalog)
     if to not in SWITCH_TECHNOLOGY:
         raise ScenarioError(Problem("--to", f"unknown technology {to!r}; use infiniband or roce"))
@@ -75,8 +77,9 @@ def convert_technology(scenario: Scenario, to: str, catalog: Catalog | None = No
     wanted = SWITCH_TECHNOLOGY[to]
     candidates = [d for d in cat.of_kind("switch") if d.technology == wanted]
     adaptive_everywhere = True
+    storage, _ = storage_ids(scenario)  # the storage network stays Ethernet
     for g in result.groups:
-        if g.kind != "switch":
+        if g.kind != "switch" or g.id in storage:
             continue
         needed = _ports_needed(scenario, g.id, cat)
         fitting = []

@@ -9,7 +9,8 @@ from __future__ import annotations
 from engine.catalog.devices import Catalog
 from engine.catalog.errors import CatalogError
 from engine.model.errors import ScenarioError
-from engine.model.scenario import TIERS, LinkBundle, Scenario
+from engine.model.networks import storage_ids
+from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 
 DEFAULT_SPEED_GBPS = 400.0
 
@@ -21,7 +22,9 @@ def default_bundle(
 
     Server→switch: ``rail`` when the switch count is a multiple of the server's NICs per
     server, else ``full``, at the server NIC's port speed. Switch→switch: ``full`` at
-    400 G. Two server groups, a group with itself or an unknown group give ``None``.
+    400 G. Into a storage network (`engine.model.networks`) the storage node's ports, or the
+    server's front-end ports, set the rail and the speed. Two server groups, a group with
+    itself or an unknown group give ``None``.
     """
     try:
         a, b = scenario.group(first), scenario.group(second)
@@ -33,7 +36,14 @@ def default_bundle(
     if b.kind == "server" or rank.get(a.tier, 0) > rank.get(b.tier, 0):
         a, b = b, a
     pattern, speed = "full", DEFAULT_SPEED_GBPS
-    if a.kind == "server":
+    storage, _ = storage_ids(scenario)
+    ports = _storage_ports(a, catalog) if b.id in storage else None
+    if ports is not None:  # into the storage network: the front-end or storage node ports
+        nics, port = ports
+        if nics > 0 and b.count % nics == 0:
+            pattern = "rail"
+        speed = float(port)
+    elif a.kind == "server":
         nics, port = 0, None
         try:
             server = catalog.get(a.model, "server")
@@ -50,3 +60,22 @@ def default_bundle(
         if port:
             speed = float(port)
     return LinkBundle(id=f"{a.id}-{b.id}", a=a.id, b=b.id, pattern=pattern, speed_gbps=speed)
+
+
+def _storage_ports(g: DeviceGroup, catalog: Catalog) -> tuple[int, float] | None:
+    """Ports per member and their speed of a group cabled into the storage network: a
+    storage node's own, a server's front-end ones (``None``: neither, or not known)."""
+    device = catalog.devices.get(g.model)
+    if device is None:
+        return None
+    try:
+        if g.kind == "storage":
+            return int(device.value("ports")), float(device.value("port_gbps"))
+        if g.kind == "server" and device.has("frontend_nics_per_server"):
+            return (
+                int(device.value("frontend_nics_per_server")),
+                float(device.value("frontend_port_gbps")),
+            )
+    except (CatalogError, TypeError, ValueError):
+        return None
+    return None

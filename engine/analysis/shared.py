@@ -15,6 +15,7 @@ from engine.catalog.devices import Catalog
 from engine.jobs.interference import interference
 from engine.model.errors import Problem, ScenarioError
 from engine.model.jobs import Job
+from engine.model.networks import has_storage
 from engine.model.scenario import Scenario
 from engine.topology.expand import expand
 
@@ -30,6 +31,11 @@ NOTES = (
     "congestion control between the jobs are not modelled here",
 )
 
+STORAGE_NOTE = (
+    "checkpoint jobs: each GPU writes its bytes over the design's storage network, through "
+    "its server's front-end ports, to the {nodes} storage nodes; they share no link with "
+    "the compute fabric"
+)
 
 OPS_SHOWN = {"checkpoint": "write", "inference": "request/response"}
 
@@ -68,11 +74,15 @@ def shared_run(scenario: Scenario, catalog: Catalog) -> SharedResult:
             )
         )
     used = sum(len(r.servers) for r in rows)
+    notes = NOTES
+    if fabric.storage is not None:
+        nodes = fabric.storage.n_servers - fabric.n_servers
+        notes = (NOTES[0], STORAGE_NOTE.format(nodes=nodes), *NOTES[2:])
     return SharedResult(
         scenario=scenario.metadata.name,
         jobs=tuple(rows),
         storage_servers=fabric.n_servers - used,
-        notes=NOTES,
+        notes=notes,
     )
 
 
@@ -88,8 +98,9 @@ def equal_jobs(
     """`count` equal all-reduce jobs over the scenario's servers (the workload's message
     size unless given), placed by `placement`; with `checkpoint_servers`, one more job of
     that many servers writing a checkpoint of the same size, and as many servers left free
-    for storage; with `inference_servers`, one more inference job of that many servers
-    (requests and responses of the same size), and as many servers left free for its
+    for storage (none when the design has a storage network, whose nodes take it); with
+    `inference_servers`, one more inference job of that many servers (requests and
+    responses of the same size), and as many servers left free for its
     front-ends. `ScenarioError` when the servers do not go round."""
     servers = sum(g.count for g in scenario.groups if g.kind == "server")
     model = next((g.model for g in scenario.groups if g.kind == "server"), None)
@@ -100,7 +111,8 @@ def equal_jobs(
     except KeyError:
         raise ScenarioError(Problem("jobs", f"unknown server model {model!r}")) from None
     size = float(message_bytes or scenario.workload.message_bytes)
-    each = (servers - 2 * checkpoint_servers - 2 * inference_servers) // count
+    kept = checkpoint_servers * (1 if has_storage(scenario) else 2)  # storage nodes instead
+    each = (servers - kept - 2 * inference_servers) // count
     if each < 1:
         raise ScenarioError(
             Problem("jobs", f"{servers} servers do not make {count} jobs of at least one server")

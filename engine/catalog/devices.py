@@ -18,7 +18,7 @@ from engine.catalog.reader import check_document, read_catalog_text
 from engine.catalog.supply import Supply, parse_supply
 from engine.runtime.resources import resource_path
 
-DEVICE_KINDS = ("gpu", "server", "switch", "nic", "cable", "transceiver")
+DEVICE_KINDS = ("gpu", "server", "switch", "nic", "cable", "transceiver", "storage")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 - servers by model, their price including GPUs and NICs (the catalog says so per server in
   ``price_includes_nics``; NICs then appear as zero-cost lines that only carry the count);
 - switches by model and tier, their power without optics;
-- for every bundle its cables, transceivers and fiber (engine.cost.bundle_lines).
+- for every bundle its cables, transceivers and fiber (engine.cost.bundle_lines);
+- a design's storage network (`engine.model.networks`): its storage nodes, switches, cables
+  and optics, on lines whose tier says ``storage``.
 
 A line of a device the scenario defines itself (`engine.catalog.custom`) says so in its item
 (`USER_DEFINED`); its figures' provenance reads "assumption: user-defined".
@@ -14,17 +16,18 @@ merged into one line, ordered by kind.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from engine.catalog.devices import Catalog, Device
 from engine.cost.bom_line import BomLine, trace
 from engine.cost.bundle_lines import bundle_lines
 from engine.cost.supply import annotate_lines
 from engine.model.catalogs import scenario_catalog
+from engine.model.networks import NODE, storage_catalog
 from engine.model.scenario import DeviceGroup
 from engine.topology.expand import Fabric
 
-KIND_ORDER = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+KIND_ORDER = ("server", "storage", "nic", "switch", "cable", "transceiver", "fiber")
 USER_DEFINED = " [user-defined]"  # marks a line of a device the scenario defines itself
 
 
@@ -121,4 +124,39 @@ def bill_of_materials(fabric: Fabric, catalog: Catalog | None = None) -> list[Bo
         lines += _server_lines(g, cat) if g.kind == "server" else [_switch_line(g, cat)]
     for bi in range(len(fabric.scenario.bundles)):
         lines += bundle_lines(fabric, bi, cat)
-    return annotate_lines(_merge(lines), cat, fabric.scenario.fabric.technology)
+    lines = annotate_lines(_merge(lines), cat, fabric.scenario.fabric.technology)
+    if fabric.storage is not None:
+        lines = _merge(lines + storage_lines(fabric.storage, cat))
+    return lines
+
+
+def storage_lines(net: Fabric, cat: Catalog) -> list[BomLine]:
+    """The storage network's lines (`engine.model.networks`), their tiers marked
+    ``storage``: its storage nodes, switches, cables and optics. The GPU servers are priced
+    with the compute fabric; their front-end ports come with them (a DGX's price includes
+    its ConnectX-7 cards)."""
+    derived = storage_catalog(cat)
+    lines: list[BomLine] = []
+    for g in net.scenario.groups:
+        if g.model.endswith(NODE):
+            node = cat.get(g.model.removesuffix(NODE), "storage")
+            lines.append(
+                BomLine(
+                    item=node.name + user_mark(node),
+                    catalog_id=node.id,
+                    kind="storage",
+                    tier=g.tier,
+                    count=g.count,
+                    unit_price_usd=float(node.value("price_usd")),
+                    unit_power_w=float(node.value("power_w")),
+                    provenance=trace(node, ("price_usd", "power_w")),
+                    network=False,
+                    note="storage node of the storage network",
+                )
+            )
+        elif g.kind == "switch":
+            lines.append(_switch_line(g, derived))
+    for bi in range(len(net.scenario.bundles)):
+        lines += bundle_lines(net, bi, derived)
+    lines = annotate_lines(lines, cat, net.scenario.fabric.technology)
+    return [replace(line, tier=f"storage {line.tier}") for line in lines]

@@ -14,6 +14,9 @@ max-min fair rates (the ideal transport): alone, the job's flows by themselves; 
 every job's flows together. A job lasts as long as its slowest flow plus one path latency
 per ring step, so its slowdown is what the others' traffic costs it. Two jobs on disjoint
 halves of a non-blocking fabric keep their speed; two whose rings cross one link share it.
+A design with a storage network (`engine.model.networks`) runs its checkpoint writes there,
+from the GPU servers' front-end ports to its storage nodes, so they share no link with the
+jobs on the compute fabric and slow only each other.
 """
 
 # Names carry their unit as the engine spells it (Bps: bytes per second).
@@ -43,6 +46,29 @@ class JobTraffic:
     dst: np.ndarray
     flow_bytes: float
     steps: int
+    on_storage: bool = False  # runs on the design's storage network, not the compute fabric
+
+
+def _storage_writes(net: Fabric, servers: np.ndarray, n_servers: int) -> tuple[np.ndarray, ...]:
+    """Checkpoint writes of `servers` on the storage network `net`: each GPU's bytes leave
+    through the front-end port of its part of the server (the port's endpoint GPU; the PCIe
+    hop to it is not modelled) and go to the storage nodes (the servers of `net` after the
+    `n_servers` GPU servers), round robin among the writes leaving by the same port, so each
+    port's writes spread over every node."""
+    first = net.server_first_gpu
+    gpus = np.concatenate([np.arange(first[s], first[s + 1]) for s in servers])
+    owners = np.flatnonzero(net.gpu_line_rate > 0)
+    if owners.size == 0:  # every front-end cable down: the routing says what is unreachable
+        owners = gpus
+    at = owners[np.maximum(np.searchsorted(owners, gpus, side="right") - 1, 0)]
+    src = np.where(net.gpu_server[at] == net.gpu_server[gpus], at, gpus)
+    nodes = first[np.arange(n_servers, net.n_servers)]
+    port = src - first[net.gpu_server[src]]  # which front-end port (its endpoint's index)
+    order = np.argsort(port, kind="stable")
+    starts = np.searchsorted(port[order], port[order])
+    turn = np.empty_like(order)
+    turn[order] = np.arange(order.shape[0]) - starts  # round robin per front-end port
+    return src, nodes[turn % nodes.shape[0]]
 
 
 def _gpu(fabric: Fabric, servers: np.ndarray, local: np.ndarray) -> np.ndarray:
@@ -58,6 +84,10 @@ def job_traffic(fabric: Fabric, jobs: list[Job]) -> list[JobTraffic]:
     for job, servers in zip(jobs, placed, strict=False):
         k = servers.shape[0]
         local = np.tile(np.arange(per), k)
+        if job.kind == "checkpoint" and fabric.storage is not None:
+            src, dst = _storage_writes(fabric.storage, servers, fabric.n_servers)
+            out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 1, True))
+            continue
         if job.kind in ("checkpoint", "inference"):
             writers = np.repeat(servers, per)
             targets = storage[np.arange(writers.shape[0]) // per % storage.shape[0]]
@@ -128,7 +158,15 @@ def _timings(fabric: Fabric, traffic: list[JobTraffic], router: Router) -> list[
 def interference(fabric: Fabric, jobs: list[Job]) -> list[tuple[JobTraffic, JobTiming, JobTiming]]:
     """Per job its traffic, its timing alone and its timing with every job running."""
     traffic = job_traffic(fabric, jobs)
-    router = Router(fabric)
-    shared = _timings(fabric, traffic, router)
-    alone = [_timings(fabric, [t], router)[0] for t in traffic]
-    return list(zip(traffic, alone, shared, strict=True))
+    nets = {False: fabric, True: fabric.storage}
+    routers = {
+        on: Router(net)
+        for on, net in nets.items()
+        if net is not None and any(t.on_storage == on for t in traffic)
+    }
+    shared: dict[int, JobTiming] = {}
+    for on, router in routers.items():
+        mine = [t for t in traffic if t.on_storage == on]
+        shared.update(zip(map(id, mine), _timings(nets[on], mine, router), strict=True))
+    alone = [_timings(nets[t.on_storage], [t], routers[t.on_storage])[0] for t in traffic]
+    return [(t, a, shared[id(t)]) for t, a in zip(traffic, alone, strict=True)]

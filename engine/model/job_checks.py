@@ -1,6 +1,7 @@
 """Checks of a scenario's jobs (`engine.model.jobs`): known kinds, placements and
 operations, whole servers, jobs that fit the fabric in list order, and room left for the
-storage a checkpoint job writes to (or the front-ends an inference job serves). Each
+storage a checkpoint job writes to (or the front-ends an inference job serves) unless the
+design has a storage network (`engine.model.networks`), whose nodes take the checkpoints. Each
 problem names ``jobs[i]`` and its field."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem
 from engine.model.jobs import FREE_SERVER_KINDS, JOB_KINDS, JOB_OPS, PLACEMENTS
+from engine.model.networks import has_storage
 from engine.model.scenario import Scenario
 
 
@@ -73,7 +75,10 @@ def check_jobs(scenario: Scenario, catalog: Catalog) -> list[Problem]:
                     "gpus",
                 )
             )
-    if per and any(j.kind in FREE_SERVER_KINDS for j in scenario.jobs) and used >= servers:
+    free_needed = [j.kind for j in scenario.jobs if j.kind in FREE_SERVER_KINDS]
+    if has_storage(scenario):  # checkpoints write to the storage nodes instead
+        free_needed = [k for k in free_needed if k != "checkpoint"]
+    if per and free_needed and used >= servers:
         problems.append(
             Problem(
                 "jobs",

@@ -31,7 +31,7 @@ from engine.model.traffic import TrafficFlow
 FORMAT_NAME = "fabriclab-scenario"
 FORMAT_VERSION = 3  # 3: devices, constraints, jobs, workload.sizes
 
-GROUP_KINDS = ("server", "switch")
+GROUP_KINDS = ("server", "switch", "storage")  # storage: engine.model.networks
 TIERS = ("server", "leaf", "spine", "core")
 PATTERNS = ("rail", "full", "one-to-one", "striped")
 TECHNOLOGIES = ("infiniband", "roce")

@@ -15,6 +15,7 @@ from engine.model.calibration_checks import check_calibration
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.job_checks import check_jobs
+from engine.model.networks import split_networks, storage_catalog
 from engine.model.part_checks import check_parts
 from engine.model.scenario import (
     GROUP_KINDS,
@@ -407,11 +408,24 @@ def _check_settings(scenario: Scenario, groups: dict[str, DeviceGroup]) -> list[
 
 def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     """Every structural problem of `scenario`, in the order of its elements (checked
-    against `catalog` with the scenario's own devices merged in)."""
+    against `catalog` with the scenario's own devices merged in). A design with a storage
+    network (`engine.model.networks`) has its compute part and its storage part checked
+    each as a network of its own, and its jobs against the whole."""
     try:
         catalog = scenario_catalog(scenario, catalog)
     except ScenarioError as exc:  # an unusable user-defined device: the rest waits on it
         return exc.problems
+    parts = split_networks(scenario, catalog)
+    if parts.storage is None and not parts.problems:
+        return _check_network(scenario, catalog) + check_jobs(scenario, catalog)
+    problems = _check_network(parts.compute, catalog) + parts.problems
+    if parts.storage is not None:
+        problems += _check_network(parts.storage, storage_catalog(catalog))
+    return problems + check_jobs(scenario, catalog)
+
+
+def _check_network(scenario: Scenario, catalog: Catalog) -> list[Problem]:
+    """The structural problems of one network (all but the jobs'), `catalog` merged."""
     problems = _check_groups(scenario, catalog)
     groups = {g.id: g for g in scenario.groups}
     bad_groups = {p.where for p in problems}
@@ -424,7 +438,6 @@ def check_structure(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     problems += check_parts(scenario, catalog)
     problems += check_traffic(scenario.workload.kind, scenario.workload.matrix)
     problems += check_sizes(scenario.workload)
-    problems += check_jobs(scenario, catalog)
     if not any(g.kind == "server" for g in scenario.groups):
         problems.append(Problem("groups", "the scenario has no server group, so no GPUs"))
     return problems

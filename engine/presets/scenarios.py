@@ -9,6 +9,7 @@ from engine.topology import generators as gen
 from engine.topology.hybrid import hybrid
 from engine.topology.nvl72 import nvl72
 from engine.topology.planes import multi_plane
+from engine.topology.storage import add_storage
 
 DEFAULT_PRESET = "dgx-h100-ib-ndr-1k"
 
@@ -142,6 +143,34 @@ def _ib_pods_ethernet_core_256() -> Scenario:
     )
 
 
+def _ib_and_roce_pods_256() -> Scenario:
+    return _named(
+        hybrid(256, "dgx-h100", "qm9700", ethernet_pod="sn5600"),
+        "h100-ib-roce-pods-256",
+        "An InfiniBand pod of 16 DGX H100 (rail-optimized Quantum-2 NDR) and a RoCE pod of 16 "
+        "DGX H100 (rail-optimized Spectrum-4 SN5600), each non-blocking inside, joined by an "
+        "Ethernet core of two SN5600: the RoCE pod's spines reach the core directly, the "
+        "InfiniBand pod's through two Skyway GA100 gateways, whose 100 Gb/s per port bound "
+        "the traffic between the pods. Adaptive routing.",
+        ["hybrid", "infiniband", "roce", "ethernet", "gateway", "256"],
+        "adaptive",
+    )
+
+
+def _ib_pods_storage_256() -> Scenario:
+    return _named(
+        add_storage(hybrid(256, "dgx-h100", "qm9700"), 8),
+        "h100-ib-pods-storage-256",
+        "h100-ib-pods-eth-core-256 with its storage network: each DGX H100's two front-end "
+        "ConnectX-7 ports (bonded for storage, as in NVIDIA's BasePOD) on two Spectrum-4 "
+        "SN5600 storage leaves with 8 storage nodes of 2 x 400GbE, apart from the compute "
+        "fabric; checkpoint jobs write there (shared), and the storage network is priced on "
+        "its own lines of the bill of materials. Adaptive routing.",
+        ["hybrid", "infiniband", "ethernet", "gateway", "storage", "256"],
+        "adaptive",
+    )
+
+
 PRESETS: dict[str, Callable[[], Scenario]] = {
     "dgx-h100-ib-ndr-1k": _ib_1k,
     "dgx-h100-roce-spectrumx-1k": _spectrumx_1k,
@@ -153,6 +182,8 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
     "gb200-nvl72-ib-576": _gb200_nvl72_576,
     "h100-ib-pods-eth-core-256": _ib_pods_ethernet_core_256,
+    "h100-ib-roce-pods-256": _ib_and_roce_pods_256,
+    "h100-ib-pods-storage-256": _ib_pods_storage_256,
 }
 
 

@@ -47,6 +47,8 @@ def part_counts(fabric: Fabric, catalog: Catalog) -> dict[str, int]:
     """
     counts = dict.fromkeys(RATE_FIELDS, 0)
     for line in bill_of_materials(fabric, catalog):
+        if line.tier.startswith("storage"):
+            continue  # the storage network's parts do not stop the training job's traffic
         if line.kind == "server":
             server = catalog.get(line.catalog_id, "server")
             counts["server"] += line.count

@@ -18,6 +18,7 @@ import numpy as np
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
+from engine.model.networks import split_networks, storage_catalog
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
 from engine.runtime.memory import memory_limit
@@ -187,12 +188,31 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
 
     The graph of an equal structure is expanded once per process (`graph_cache`): a later
     scenario that differs only in what the graph does not read (a latency, the workload)
-    shares its arrays, read-only, with its own latencies and scenario.
+    shares its arrays, read-only, with its own latencies and scenario. A design with a
+    storage network expands to its compute fabric (whose `scenario` is the compute part)
+    with the storage network's own fabric as `storage`.
     """
     problems = check_structure(scenario, catalog or default_catalog())
     if problems:
         raise ScenarioError(problems)
     cat = scenario_catalog(scenario, catalog)
+    parts = split_networks(scenario, cat)
+    if parts.storage is not None:  # the compute fabric, with its storage network beside it
+        try:
+            storage = _expand_checked(parts.storage, storage_catalog(cat))
+        except ScenarioError as exc:  # say which network the problem is in
+            raise ScenarioError(
+                [
+                    replace(p, where="storage network") if p.where == "topology" else p
+                    for p in exc.problems
+                ]
+            ) from None
+        return replace(_expand_checked(parts.compute, cat), storage=storage)
+    return _expand_checked(scenario, cat)
+
+
+def _expand_checked(scenario: Scenario, cat: Catalog) -> Fabric:
+    """`expand` of one network already checked, on its merged catalog."""
     size_warnings = check_fits(estimate_size(scenario, cat), *memory_limit())
     class_latency = latency_classes(scenario, cat)
     key = graph_key(scenario, cat)

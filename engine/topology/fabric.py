@@ -47,6 +47,7 @@ class Fabric:
     group_first_node: np.ndarray  # int64 first node of each switch group (-1 for servers)
     warnings: list[Problem] = field(default_factory=list)
     bundle_ethernet: np.ndarray | None = None  # bool per bundle in a hybrid fabric, else None
+    storage: Fabric | None = None  # the design's storage network (engine.model.networks)
 
     @property
     def n_nodes(self) -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from engine.catalog.devices import Catalog
 from engine.model.errors import Problem, ScenarioError
+from engine.model.networks import split_networks
 from engine.model.scenario import LinkBundle, Scenario
 from engine.model.validation import bundle_where, group_where, members
 
@@ -50,7 +51,10 @@ def _cables(b: LinkBundle, n_a: int, n_b: int, servers: int, rails: int) -> int:
 
 
 def estimate_size(scenario: Scenario, catalog: Catalog) -> SizeEstimate:
-    """The size of a structurally valid scenario (`engine.model.validation` passed)."""
+    """The size of a structurally valid scenario (`engine.model.validation` passed): of
+    its compute fabric, the one `expand` returns (a storage network beside it is sized
+    when it is expanded)."""
+    scenario = split_networks(scenario, catalog).compute
     groups = {g.id: g for g in scenario.groups}
     gpus = nodes = 0
     weights: list[tuple[int, str]] = []

@@ -3,7 +3,8 @@
 Each template lives in the module of its design: `generators` (single switch, leaf-spine,
 fat-tree, rail-optimized, rail-only), `planes` (multi-plane, dual-ToR), `nvl72` (GB200
 NVL72 racks on folded rails) and `hybrid` (InfiniBand pods joined by an Ethernet core
-through gateways). Front ends list `TEMPLATES` and call `generate`.
+through gateways). Front ends list `TEMPLATES` and call `generate`, which adds a storage
+network to any of them (`engine.topology.storage`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from engine.topology.generators import (
 from engine.topology.hybrid import hybrid
 from engine.topology.nvl72 import nvl72
 from engine.topology.planes import dual_tor, multi_plane
+from engine.topology.storage import add_storage
 from engine.topology.template_parts import refuse
 
 _TABLE: dict[str, Callable[..., Scenario]] = {
@@ -40,6 +42,7 @@ TEMPLATES = tuple(_TABLE)
 # Templates whose leaves take an oversubscription, and those built of planes.
 OVERSUBSCRIBED = ("leaf-spine", "fat-tree", "rail-optimized", "multi-plane", "dual-tor", "nvl72")
 PLANED = ("multi-plane",)
+MIXED_PODS = ("hybrid",)  # templates whose last pod may be Ethernet (`ethernet_pod`)
 # Templates whose NICs' rate is shared by several links (one per plane or ToR), and how many.
 _LINKS = {"multi-plane": None, "dual-tor": 2}
 
@@ -62,8 +65,12 @@ def template_speed(
     return rate / links
 
 
-def generate(template: str, **params: Any) -> Scenario:
-    """The scenario of a named template (see `TEMPLATES`) with its parameters."""
+def generate(template: str, storage_nodes: int = 0, **params: Any) -> Scenario:
+    """The scenario of a named template (see `TEMPLATES`) with its parameters; with
+    `storage_nodes`, a storage network of that many nodes beside it (`add_storage`)."""
     if template not in _TABLE:
         raise refuse(template, f"unknown template; choose one of {', '.join(TEMPLATES)}")
-    return _TABLE[template](**params)
+    scenario = _TABLE[template](**params)
+    if storage_nodes:
+        scenario = add_storage(scenario, storage_nodes, catalog=params.get("catalog"))
+    return scenario

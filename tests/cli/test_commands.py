@@ -28,6 +28,8 @@ PRESET_NAMES = [
     "b300-spectrumx-2plane-1k",
     "gb200-nvl72-ib-576",
     "h100-ib-pods-eth-core-256",
+    "h100-ib-roce-pods-256",
+    "h100-ib-pods-storage-256",
 ]
 
 

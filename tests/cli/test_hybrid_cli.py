@@ -48,3 +48,23 @@ def test_a_direct_infiniband_to_ethernet_bundle_is_refused_by_name(tmp_path):
     path.write_text(to_json(scenario), encoding="utf-8")
     refused = run("validate", str(path))
     assert_refused(refused, "bundles[shortcut]", "meet only at a gateway")
+
+
+def test_the_template_takes_an_ethernet_pod_and_storage_nodes(tmp_path):
+    out = tmp_path / "mixed.json"
+    proc = run(
+        "template", "hybrid", "--gpus", "256", "--ethernet-pod", "sn5600", "--storage-nodes", "4",
+        "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "RoCE pod of sn5600" in proc.stdout and "storage network: 4 ×" in proc.stdout
+    scenario = from_json(out.read_text(encoding="utf-8"))
+    kinds = {g.id: (g.kind, g.model) for g in scenario.groups}
+    assert kinds["p2-leaf"] == ("switch", "sn5600") and "p2-gw" not in kinds
+    assert kinds["storage-nodes"] == ("storage", "storage-node-2x400g")
+    proc = run("validate", str(out))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    proc = run("shared", str(out), "--jobs", "1", "--checkpoint-servers", "4")
+    assert proc.returncode == 0, proc.stderr
+    assert "4 storage nodes" in proc.stdout
+    assert_refused(run("template", "leaf-spine", "--gpus", "256", "--ethernet-pod", "sn5600"))

@@ -63,3 +63,25 @@ def test_a_spine_dragged_straight_to_the_ethernet_core_is_a_named_problem(qtbot)
     message = next(p.message for p in win.document.problems if p.where == f"bundles[{added[0].id}]")
     assert "meet only at a gateway" in message
     win.close()
+
+
+def test_the_hybrid_templates_ethernet_pod_is_roce_behind_no_gateway(qtbot):
+    win = shown_window(qtbot, settings=app_settings())
+    dialog = win.new_from_template()
+    fill_dialog(qtbot, dialog, "leaf-spine", 256, switch="qm9700")
+    assert not dialog.ethernet_pod_combo.isEnabled()  # only the hybrid template has pods
+    fill_dialog(qtbot, dialog, "hybrid", 256, switch="qm9700")
+    assert dialog.ethernet_pod_combo.isEnabled()
+    assert dialog.ethernet_pod_combo.findData("qm9700") == -1  # Ethernet switches only
+    dialog.ethernet_pod_combo.setCurrentIndex(dialog.ethernet_pod_combo.findData("sn5600"))
+    with qtbot.waitSignal(win.worker.finished, timeout=60_000):
+        click_ok(qtbot, dialog)
+    assert not dialog.isVisible() and dialog.error_label.text() == ""
+    nodes = win.canvas.nodes
+    assert nodes["p1-leaf"].technology == "infiniband"
+    assert nodes["p2-leaf"].technology == nodes["p2-spine"].technology == "ethernet"
+    assert nodes["p2-servers"].technology == "roce"
+    assert "p1-gw" in nodes and "p2-gw" not in nodes
+    assert win.document.problems == []
+    assert win.last_report is not None and win.last_report.topology.gpus == 256
+    win.close()

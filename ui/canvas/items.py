@@ -50,8 +50,8 @@ SWITCH_TECHNOLOGIES = ("infiniband", "ethernet", "gateway")
 
 
 def group_technology(group: DeviceGroup, scenario: Scenario, catalog: Catalog) -> str:
-    """What a node's badge shows: a switch's own technology (a gateway's is both), else
-    the scenario's fabric.
+    """What a node's badge shows: a switch's own technology (a gateway's is both), RoCE on a
+    storage node, else the scenario's fabric.
 
     Servers' NICs speak both (VPI), so their network is the one the scenario chooses; in a
     hybrid fabric (one with a gateway) it is that of the switches they are cabled to.
@@ -59,6 +59,8 @@ def group_technology(group: DeviceGroup, scenario: Scenario, catalog: Catalog) -
     device = catalog.devices.get(group.model)
     if device is not None and device.kind == "switch" and device.technology in SWITCH_TECHNOLOGIES:
         return device.technology
+    if group.kind == "storage":  # a storage network's node: Ethernet (engine.model.networks)
+        return "roce"
     if group.kind == "server" and has_gateway(scenario, catalog):
         layer = group_layers(scenario, catalog).get(group.id)
         return "roce" if layer == "ethernet" else "infiniband"
@@ -159,7 +161,7 @@ class NodeItem(QGraphicsObject):
             subtext = QColor(text)
             subtext.setAlphaF(0.8)
         else:
-            fill = color(theme.server_fill if self.kind == "server" else theme.switch_fill)
+            fill = color(theme.server_fill if self.kind != "switch" else theme.switch_fill)
             text, subtext = color(theme.node_text), color(theme.node_subtext)
         painter.setBrush(QBrush(fill))
         painter.setPen(self.border_pen())

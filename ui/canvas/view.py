@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene, QGraphicsView, 
 
 from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.errors import Problem
+from engine.model.networks import storage_ids
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.canvas.context_menu import CanvasContextMenu
 from ui.canvas.gestures import CanvasGestures
@@ -32,6 +33,7 @@ from ui.canvas.heat import (
 )
 from ui.canvas.items import EdgeItem, NodeItem, group_technology
 from ui.canvas.layout import BAND_H, node_positions, tier_title, tier_y, tiers_in_use
+from ui.canvas.network_frame import NetworkFrame
 from ui.document.document import ScenarioDocument
 from ui.theme import LIGHT, Theme, color
 
@@ -71,6 +73,10 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         self.theme = LIGHT
         self.tiers: list[str] = []
         self.nodes: dict[str, NodeItem] = {}
+        self.storage_frame: NetworkFrame | None = None  # the storage network's, if any
+        # its items, never coloured by the compute fabric's utilization or congestion
+        self.storage_groups: set[str] = set()
+        self.storage_bundles: set[str] = set()
         self.edges: dict[str, EdgeItem] = {}
         self.positions: dict[str, QPointF] = {}
         self.clipboard: tuple[list[DeviceGroup], list[LinkBundle]] = ([], [])
@@ -106,6 +112,7 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
             self._cancel_connect()
             scene.clear()
             self.nodes, self.edges = {}, {}
+            self.storage_frame = None
             scenario = self.document.scenario
             self.positions = positions = self.layout(scenario)
             self.tiers = tiers_in_use(scenario)
@@ -118,6 +125,11 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
                 scene.addItem(node)
                 self.nodes[g.id] = node
                 node.setSelected(g.id in selected_groups)
+            storage, self.storage_bundles = storage_ids(scenario)
+            self.storage_groups = storage
+            if storage:
+                self.storage_frame = NetworkFrame([positions[g] for g in storage], self.theme)
+                scene.addItem(self.storage_frame)
             for b in scenario.bundles:
                 if b.a in positions and b.b in positions:
                     edge = EdgeItem(b, positions[b.a], positions[b.b], self.theme)
@@ -209,11 +221,13 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         return tier_peak(self.utilization, tier)
 
     def _apply_utilization(self) -> None:
+        nodes = [n for gid, n in self.nodes.items() if gid not in self.storage_groups]
+        edges = [e for bid, e in self.edges.items() if bid not in self.storage_bundles]
         if self.colour_mode == CONGESTION:
-            colour_congestion(self.nodes.values(), self.edges.values(), self.congestion)
+            colour_congestion(nodes, edges, self.congestion)
             self.legend.setText(congestion_legend_html(self.congestion))
         else:
-            colour_items(self.nodes.values(), self.edges.values(), self.utilization)
+            colour_items(nodes, edges, self.utilization)
             self.legend.setText(legend_html())
         shown = self.colour_mode == CONGESTION or bool(self.utilization)
         if shown:

@@ -195,6 +195,8 @@ class ScenarioDocument(QObject):
         kind = offered.kind if offered is not None else self.catalog.get(model).kind
         if kind == "server":
             base, kind, tier = "servers", "server", "server"
+        elif kind == "storage":  # a storage network's nodes (engine.model.networks)
+            base, kind, tier = "storage", "storage", "server"
         else:
             tier = tier if tier in SWITCH_TIERS else "leaf"
             base, kind = tier, "switch"

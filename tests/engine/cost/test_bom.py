@@ -57,16 +57,23 @@ def test_bom_counts_equal_the_expanded_fabric(name, catalog):
     s = fabric.scenario
     bom = bill_of_materials(fabric, catalog)
     expected_switches: dict[str, int] = {}
-    for g in s.groups:
-        if g.kind == "switch":
-            expected_switches[g.tier] = expected_switches.get(g.tier, 0) + g.count
-    assert _switches_by_tier(bom) == expected_switches
     expected_links: dict[str, int] = {}
-    for b, n in zip(s.bundles, fabric.bundle_cables, strict=True):
-        tier = f"{s.group(b.a).tier}->{s.group(b.b).tier}"
-        expected_links[tier] = expected_links.get(tier, 0) + int(n)
+    # the compute fabric, and a storage network's on lines whose tier says "storage"
+    for net, prefix in ((fabric, ""), (fabric.storage, "storage ")):
+        if net is None:
+            continue
+        for g in net.scenario.groups:
+            if g.kind == "switch":
+                tier = prefix + g.tier
+                expected_switches[tier] = expected_switches.get(tier, 0) + g.count
+        for b, n in zip(net.scenario.bundles, net.bundle_cables, strict=True):
+            tier = f"{prefix}{net.scenario.group(b.a).tier}->{net.scenario.group(b.b).tier}"
+            expected_links[tier] = expected_links.get(tier, 0) + int(n)
+    assert _switches_by_tier(bom) == expected_switches
     assert _links_by_tier(bom) == expected_links
     assert sum(ln.count for ln in _lines(bom, "server")) == fabric.n_servers
+    nodes = 0 if fabric.storage is None else fabric.storage.n_servers - fabric.n_servers
+    assert sum(ln.count for ln in _lines(bom, "storage")) == nodes
     nics = sum(ln.count for ln in _lines(bom, "nic"))
     assert nics == sum(
         g.count * catalog.get(g.model, "server").value("nics_per_server")

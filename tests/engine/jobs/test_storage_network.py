@@ -1,0 +1,199 @@
+"""A storage network beside the compute fabric (`engine.model.networks`,
+`engine.topology.storage`): checkpoints written there, its parts priced, the compute fabric
+untouched.
+
+Closed form: on a non-blocking storage network every checkpoint write crosses only the
+writer's front-end port and a storage node's port, so a checkpoint of B bytes takes
+B / min(writers' front-end bandwidth, storage nodes' bandwidth) plus one path latency, each
+bandwidth the ports' line rate after RoCE's header efficiency (catalog figures); behind a
+thin storage spine, the cross-section between the writers' and the nodes' leaves takes the
+place of the narrower end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine.analysis import convert_technology, shared_run
+from engine.cost.bom import bill_of_materials
+from engine.jobs.interference import interference
+from engine.model.errors import ScenarioError
+from engine.model.jobs import Job
+from engine.model.scenario import DeviceGroup, LinkBundle, from_json, to_json
+from engine.model.validation import check_structure
+from engine.reliability.parts import part_counts
+from engine.topology.expand import expand, header_efficiency
+from engine.topology.storage import add_storage
+from engine.topology.templates import generate
+
+
+def _design(catalog, nodes: int, gpus: int = 32):
+    base = generate("leaf-spine", gpus=gpus, server="dgx-h100", switch="qm9700", catalog=catalog)
+    return base, add_storage(base, nodes, catalog=catalog)
+
+
+def _roce_Bps(catalog, gbps: float) -> float:  # noqa: N802 (bytes per second)
+    tech = catalog.technology("roce")
+    eff = header_efficiency(
+        float(tech.value("header_bytes_per_packet")), float(tech.value("mtu_bytes"))
+    )
+    return gbps * 1e9 / 8 * eff
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 8])
+def test_checkpoint_time_is_bytes_over_the_narrower_of_writers_and_storage_nodes(catalog, nodes):
+    _, s = _design(catalog, nodes)
+    size = 2.0**30
+    s.jobs = [Job("ckpt", 32, "checkpoint", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    server = catalog.get("dgx-h100", "server")
+    node = catalog.get("storage-node-2x400g", "storage")
+    writers = 4 * server.value("frontend_nics_per_server") * server.value("frontend_port_gbps")
+    storage = nodes * node.value("ports") * node.value("port_gbps")
+    traffic, alone, shared = interference(expand(s, catalog), s.jobs)[0]
+    assert traffic.on_storage and traffic.src.size == 32
+    expected = 32 * size / _roce_Bps(catalog, min(writers, storage))
+    assert alone.time_s - alone.latency_s == pytest.approx(expected, rel=1e-9)
+    assert shared.time_s == pytest.approx(alone.time_s)
+
+
+def test_checkpoints_on_the_storage_network_leave_the_compute_jobs_alone(catalog):
+    _, s = _design(catalog, 2, gpus=64)
+    s.jobs = [Job("train", 32), Job("ckpt", 32, "checkpoint")]
+    result = shared_run(s, catalog)
+    train, ckpt = result.jobs
+    assert train.slowdown == pytest.approx(1.0) and ckpt.slowdown == pytest.approx(1.0)
+    assert result.storage_servers == 0  # no GPU server is free, and none needs to be
+    assert any("2 storage nodes" in note for note in result.notes)
+    # the checkpoint needs no free server when there is a storage network
+    s.jobs = [Job("train", 32), Job("ckpt", 32, "checkpoint")]
+    assert check_structure(s, catalog) == []
+
+
+def test_the_compute_fabric_is_the_same_with_or_without_a_storage_network(catalog):
+    base, s = _design(catalog, 4)
+    plain, both = expand(base, catalog), expand(s, catalog)
+    assert plain.storage is None and both.storage is not None
+    assert [g.id for g in both.scenario.groups] == [g.id for g in base.groups]
+    np.testing.assert_array_equal(both.link_capacity, plain.link_capacity)
+    np.testing.assert_array_equal(both.link_src, plain.link_src)
+    # the storage network: every GPU server's 2 front-end ports and the nodes' ports, once
+    net = both.storage
+    assert net.n_servers == plain.n_servers + 4
+    cables = net.bundle_cables.sum()
+    assert cables == 4 * 2 + 4 * 2
+    assert part_counts(both, catalog) == part_counts(plain, catalog)
+
+
+def test_the_storage_network_is_priced_on_lines_of_its_own(catalog):
+    base, s = _design(catalog, 4)
+    plain = bill_of_materials(expand(base, catalog), catalog)
+    both = bill_of_materials(expand(s, catalog), catalog)
+    theirs = [line for line in both if line.tier.startswith("storage")]
+    ours = [line for line in both if not line.tier.startswith("storage")]
+    assert ours == plain
+    node = next(line for line in theirs if line.kind == "storage")
+    price = catalog.get("storage-node-2x400g", "storage").value("price_usd")
+    assert node.count == 4 and node.price_usd == 4 * price and not node.network
+    switches = [line for line in theirs if line.kind == "switch"]
+    assert [(line.catalog_id, line.count) for line in switches] == [("sn5600", 2)]
+    assert sum(line.count for line in theirs if line.kind in ("cable", "fiber")) >= 16
+
+
+def test_a_large_storage_network_gets_spines_and_builds(catalog):
+    s = add_storage(
+        generate("leaf-spine", gpus=1024, server="dgx-h100", switch="qm9700", catalog=catalog),
+        32,
+        catalog=catalog,
+    )
+    assert "storage-spine" in {g.id for g in s.groups}
+    assert check_structure(s, catalog) == []
+    net = expand(s, catalog).storage
+    assert net is not None and net.n_servers == 128 + 32
+
+
+def test_a_server_without_front_end_ports_cannot_join_the_storage_network(catalog):
+    _, s = _design(catalog, 2)
+    s.groups[0] = replace(s.groups[0], model="hgx-h100")
+    wheres = {p.where: p.message for p in check_structure(s, catalog)}
+    assert "front-end" in wheres[f"groups[{s.groups[0].id}]"]
+    with pytest.raises(ScenarioError, match="front-end"):
+        add_storage(
+            generate("leaf-spine", gpus=32, server="hgx-h100", switch="sn5600", catalog=catalog),
+            2,
+            catalog=catalog,
+        )
+
+
+def test_an_unknown_storage_model_is_named(catalog):
+    _, s = _design(catalog, 2)
+    i = next(i for i, g in enumerate(s.groups) if g.kind == "storage")
+    s.groups[i] = replace(s.groups[i], model="no-such-node")
+    problems = check_structure(s, catalog)
+    assert any(p.where == "groups[storage-nodes]" and p.field == "model" for p in problems)
+
+
+def test_a_hand_drawn_storage_network_round_trips_and_expands(catalog):
+    base, _ = _design(catalog, 1)
+    s = replace(
+        base,
+        groups=[
+            *base.groups,
+            DeviceGroup("nas", "storage", "storage-node-2x400g", 2, "server"),
+            DeviceGroup("fe", "switch", "sn5600", 2, "leaf"),
+        ],
+        bundles=[
+            *base.bundles,
+            LinkBundle("srv-fe", base.groups[0].id, "fe", "rail"),
+            LinkBundle("nas-fe", "nas", "fe", "rail"),
+        ],
+    )
+    assert from_json(to_json(s)) == s
+    assert check_structure(s, catalog) == []
+    assert expand(s, catalog).storage.n_servers == 4 + 2
+
+
+def test_a_technology_variant_keeps_the_storage_network_on_ethernet(catalog):
+    _, s = _design(catalog, 2)
+    variant = convert_technology(s, "roce", catalog)
+    models = {g.id: g.model for g in variant.groups}
+    assert models["storage-leaf"] == "sn5600" and models["leaf"] != "qm9700"
+    back = convert_technology(variant, "infiniband", catalog)
+    assert {g.id: g.model for g in back.groups}["storage-leaf"] == "sn5600"
+    assert check_structure(back, catalog) == []
+
+
+def test_a_thin_storage_spine_bounds_the_checkpoint_by_its_cross_section(catalog):
+    """Servers on two leaves, storage nodes on two others, one 400G cable from each leaf to
+    the one spine: every write crosses the servers' leaves' two uplinks, so a checkpoint of
+    B bytes takes B / (2 x 400G after RoCE headers), below both ends' port bandwidth."""
+    base, _ = _design(catalog, 1)
+    servers = base.groups[0].id
+    s = replace(
+        base,
+        groups=[
+            *base.groups,
+            DeviceGroup("nas", "storage", "storage-node-2x400g", 4, "server"),
+            DeviceGroup("fe-a", "switch", "sn5600", 2, "leaf"),
+            DeviceGroup("fe-b", "switch", "sn5600", 2, "leaf"),
+            DeviceGroup("fe-spine", "switch", "sn5600", 1, "spine"),
+        ],
+        bundles=[
+            *base.bundles,
+            LinkBundle("srv-fe", servers, "fe-a", "rail"),
+            LinkBundle("nas-fe", "nas", "fe-b", "rail"),
+            LinkBundle("fe-a-spine", "fe-a", "fe-spine", "full"),
+            LinkBundle("fe-b-spine", "fe-b", "fe-spine", "full"),
+        ],
+    )
+    size = 2.0**30
+    s.jobs = [Job("ckpt", 32, "checkpoint", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    _, alone, _ = interference(expand(s, catalog), s.jobs)[0]
+    cross = 2 * 400.0  # Gb/s: the two leaf uplinks; ends: 4 x 2 x 400G each side
+    assert alone.time_s - alone.latency_s == pytest.approx(
+        32 * size / _roce_Bps(catalog, cross), rel=1e-9
+    )
