@@ -101,6 +101,7 @@ def collective_times(
             # The stage's flows carry repeat x scale x S bytes each over the collective.
             moved = stage.repeat * prof.transport_scale * sizes
             bw = np.maximum(ideal, prof.transport.time_s(moved))
+        network = bw  # the transport's time, before NCCL's protocol share and caps
         bw = bw / keep
         if stage.net_steps > 0 or stage.analytic_links == "nic":
             bw = bw / cal.nic_efficiency  # the share of the NIC rate this cluster reaches
@@ -110,7 +111,15 @@ def collective_times(
             transfer += group
             group = bw
         total = total + lat
-        parts.append({"stage": stage.name, "latency_s": lat, "bandwidth_s": bw, "ideal_s": ideal})
+        parts.append(
+            {
+                "stage": stage.name,
+                "latency_s": lat,
+                "bandwidth_s": bw,
+                "ideal_s": ideal,
+                "network_s": network,
+            }
+        )
     transfer += group
     if nccl_lat is not None and parts:
         # NCCL's formula times the whole collective; the first stage shows it.

@@ -62,8 +62,10 @@ DEFAULT_SIZES = 8 * 4 ** np.arange(16)  # 8 B .. 8 GiB in powers of 4
 
 
 def _efficiency(part: dict[str, Any]) -> float:
-    """Ideal over transport bandwidth time of a stage at the largest size (1 if no time)."""
-    ideal, actual = float(part["ideal_s"][-1]), float(part["bandwidth_s"][-1])
+    """The transport's efficiency on a stage at the largest size: the ideal transfer time
+    over the transport's, both before NCCL's protocol share, caps and pipeline fill (which
+    an ideal transport pays as well); 1 if no time."""
+    ideal, actual = float(part["ideal_s"][-1]), float(part["network_s"][-1])
     return ideal / actual if actual > 0 else 1.0
 
 
