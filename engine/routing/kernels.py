@@ -65,7 +65,7 @@ def route_flows(
     )
     buf = walk.buf
     path = np.empty(n_nodes, dtype=np.int64)
-    search = search_scratch(max_hops(dist), graph.max_degree)
+    search = search_scratch(max_hops(dist), graph.max_degree, n_nodes)
     inv_capacity = 1.0 / links.capacity
     nv_up, nv_down = links.nvlink_up, links.nvlink_down
     entry_link, entry_weight, counts = paths.entry_link, paths.entry_weight, paths.counts
