@@ -315,7 +315,7 @@ class Router:
         bytes_key = f"{key}|{array_digest(nbytes)}|{q}"
         flow_bytes = FLOW_BYTES.get(bytes_key)
         if flow_bytes is None:
-            flow_bytes = nbytes[paths.connection] / q
+            flow_bytes = _per_flow(nbytes, paths.connection, q) / q
             flow_bytes.flags.writeable = False
             FLOW_BYTES.put(bytes_key, flow_bytes)
         return replace(paths, flow_bytes=flow_bytes, latency=latency)
@@ -366,12 +366,16 @@ class Router:
         if not keep.all():
             conn, sub = conn[keep], sub[keep]
         del keep
-        f_src, f_dst = src[conn], dst[conn]
-        f_entry, f_exit = entry[conn], exit_[conn]
+        if q == 1 and conn.shape[0] == n_conn:
+            # One flow per connection, every one routed: the flows are the connections.
+            f_src, f_dst, f_entry, f_exit = src.copy(), dst.copy(), entry, exit_
+        else:
+            f_src, f_dst = src[conn], dst[conn]
+            f_entry, f_exit = entry[conn], exit_[conn]
         del entry, exit_
         hashes = flow_hashes(f_src, f_dst, sub, int(policy.seed))
         del sub
-        f_bytes = nbytes[conn] / q
+        f_bytes = _per_flow(nbytes, conn, q) / q
         f_key = np.zeros(conn.shape[0], dtype=np.int64)
         routed_entry = f_entry >= 0
         rows, dist = self._distance_rows(self._t.attach_key[np.maximum(f_exit[routed_entry], 0)])
@@ -422,6 +426,15 @@ class Router:
             latency=np.zeros(0),
             unreachable=unreachable.astype(np.int64),
         )
+
+
+def _per_flow(per_connection: np.ndarray, connection: np.ndarray, q: int) -> np.ndarray:
+    """`per_connection[connection]`, without the gather when the flows are the connections:
+    with one flow per connection (`q` 1) `connection` rises strictly, so as many flows as
+    connections means it is 0, 1, 2, ..."""
+    if q == 1 and connection.shape[0] == per_connection.shape[0]:
+        return per_connection
+    return per_connection[connection]
 
 
 def _index_dtype(largest: int) -> type:
