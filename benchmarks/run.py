@@ -11,7 +11,6 @@ import argparse
 import copy
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -36,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from growth_bench import BUDGETS as GROWTH_BUDGETS  # noqa: E402
 from growth_bench import growth_timings  # noqa: E402
 from interactive_bench import BUDGETS as INTERACTIVE_BUDGETS  # noqa: E402
-from interactive_bench import interactive_timings  # noqa: E402
+from interactive_bench import interactive_timings, own_peak_rss_gb  # noqa: E402
 from transport_bench import BUDGETS as TRANSPORT_BUDGETS  # noqa: E402
 from transport_bench import MIN_SPEEDUP, transport_timings  # noqa: E402
 
@@ -298,8 +297,7 @@ def child_128k() -> None:
     """Run in a child: print the 128k time after a small warm-up run has loaded the JIT cache."""
     expand_route_permutation("hgx-h100-roce-ecmp-1k")
     seconds = expand_route_permutation("h100-roce-128k")
-    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # Linux: KiB
-    print(json.dumps({"seconds": seconds, "peak_rss_gb": peak_gb}))
+    print(json.dumps({"seconds": seconds, "peak_rss_gb": own_peak_rss_gb()}))
 
 
 def big_case() -> dict[str, float]:

@@ -100,14 +100,14 @@ def max_min_kernel(
     for link in range(n_links):
         link_ptr[link + 1] += link_ptr[link]
     fill = link_ptr[:-1].copy()
-    link_flow = np.empty(link_ptr[-1], dtype=np.int64)
+    link_flow = np.empty(link_ptr[-1], dtype=np.int32)
     for f in range(n_flows):
         if not frozen[f]:
             for e in range(flow_ptr[f], flow_ptr[f + 1]):
                 link_flow[fill[entry_link[e]]] = f
                 fill[entry_link[e]] += 1
     keys = np.empty(link_ptr[-1] + n_links + 1)
-    vals = np.empty(link_ptr[-1] + n_links + 1, dtype=np.int64)
+    vals = np.empty(link_ptr[-1] + n_links + 1, dtype=np.int32)
     size = 0
     for link in range(n_links):
         if live_on[link] > 0:
@@ -140,6 +140,14 @@ def max_min_kernel(
     return rounds
 
 
+def index_array(links: np.ndarray) -> np.ndarray:
+    """`links` as a contiguous int32 or int64 array, keeping its width: routes keep link
+    indices as int32 (exact), and widening four million of them would copy them again."""
+    if links.dtype in (np.int32, np.int64):
+        return np.ascontiguousarray(links)
+    return np.ascontiguousarray(links, dtype=np.int64)
+
+
 def max_min_rates(
     flow_ptr: np.ndarray,
     entry_link: np.ndarray,
@@ -154,7 +162,7 @@ def max_min_rates(
     rates = np.zeros(n_flows)
     max_min_kernel(
         np.ascontiguousarray(flow_ptr, dtype=np.int64),
-        np.ascontiguousarray(entry_link, dtype=np.int64),
+        index_array(entry_link),
         np.ascontiguousarray(entry_weight, dtype=np.float64),
         np.ascontiguousarray(capacity, dtype=np.float64),
         np.ascontiguousarray(active, dtype=np.bool_),
@@ -273,7 +281,7 @@ def simulate_fluid(
     link_bytes = np.zeros(capacity.shape[0])
     n = fluid_kernel(
         np.ascontiguousarray(flow_ptr, dtype=np.int64),
-        np.ascontiguousarray(entry_link, dtype=np.int64),
+        index_array(entry_link),
         np.ascontiguousarray(entry_weight, dtype=np.float64),
         np.ascontiguousarray(capacity, dtype=np.float64),
         np.ascontiguousarray(sizes, dtype=np.float64),

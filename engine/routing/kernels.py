@@ -65,7 +65,7 @@ def route_flows(
     )
     buf = walk.buf
     path = np.empty(n_nodes, dtype=np.int64)
-    search = search_scratch(max_hops(dist), graph.max_degree)
+    search = search_scratch(max_hops(dist), graph.max_degree, n_nodes)
     inv_capacity = 1.0 / links.capacity
     nv_up, nv_down = links.nvlink_up, links.nvlink_down
     entry_link, entry_weight, counts = paths.entry_link, paths.entry_weight, paths.counts
@@ -79,7 +79,8 @@ def route_flows(
             counts[f] = 2
             continue
         key = flows.key[f]
-        if first_distance(entry, key, graph, dist) < 0:
+        first = first_distance(entry, key, graph, dist)
+        if first < 0:
             counts[f] = UNREACHABLE
             continue
         if entry != src:
@@ -101,7 +102,7 @@ def route_flows(
             )
         elif not write:
             # Every shortest path has the same length: count without walking it.
-            n += first_distance(entry, key, graph, dist) + 2
+            n += first + 2
         elif mode == MODE_ADAPTIVE:
             hops = adaptive_path(
                 entry,

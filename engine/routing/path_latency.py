@@ -117,4 +117,6 @@ def path_latencies_reference(
     """Each flow's path latency summed entry by entry (what the signatures must reproduce)."""
     if entry_link.size == 0:
         return np.zeros(0)
-    return np.add.reduceat(entry_weight * link_latency[entry_link], flow_ptr[:-1])
+    per_entry = link_latency[entry_link]
+    per_entry *= entry_weight  # in place: one temporary of the entries' size, not two
+    return np.add.reduceat(per_entry, flow_ptr[:-1])

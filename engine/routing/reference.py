@@ -134,6 +134,48 @@ class ReferenceRouter:
             node = int(self.f.link_dst[pick])
         return path
 
+    def adaptive_search(
+        self, entry: int, exit_: int, flow_hash: int, load: dict[int, float], nbytes: float
+    ) -> list[int]:
+        """The path `engine.routing.adaptive.adaptive_path` picks, by its depth-first search
+        without the memo of barren subtrees: candidates in the hashed rotation, prefixes no
+        better than the best path pruned, the first idle improvement taken at once. The flow
+        is booked on the path's links."""
+        dist = self._dist(exit_)
+        cap, dst = self.f.link_capacity, self.f.link_dst
+        best: list = [np.inf, 1 << 30, []]
+
+        def visit(node: int, top: float, count: int, idle: bool, trial: list[int]) -> bool:
+            cands = self._candidates(node, exit_, dist)
+            rot = mix64_reference(flow_hash ^ node)
+            for p in range(len(cands)):
+                link = cands[((rot + p) & MASK64) % len(cands)]
+                after = (load.get(link, 0.0) + nbytes) / cap[link]
+                if after > top * (1.0 + 1e-12):
+                    m, k = after, 1
+                elif after >= top * (1.0 - 1e-12):
+                    m, k = top, count + 1
+                else:
+                    m, k = top, count
+                better = m < best[0] * (1.0 - 1e-12) or (
+                    m <= best[0] * (1.0 + 1e-12) and k < best[1]
+                )
+                if best[2] and not better:
+                    continue
+                now_idle = idle and load.get(link, 0.0) == 0.0
+                if int(dst[link]) == exit_:
+                    best[:] = [m, k, [*trial, link]]
+                    if now_idle:
+                        return True
+                elif visit(int(dst[link]), m, k, now_idle, [*trial, link]):
+                    return True
+            return False
+
+        visit(entry, 0.0, 0, True, [])
+        for link in best[2]:
+            load[link] = load.get(link, 0.0) + nbytes
+        return best[2]
+
     def spray(self, entry: int, exit_: int) -> dict[int, float]:
         """Fraction of the flow on every link when split evenly at every hop."""
         dist = self._dist(exit_)

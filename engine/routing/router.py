@@ -315,7 +315,7 @@ class Router:
         bytes_key = f"{key}|{array_digest(nbytes)}|{q}"
         flow_bytes = FLOW_BYTES.get(bytes_key)
         if flow_bytes is None:
-            flow_bytes = nbytes[paths.connection] / q
+            flow_bytes = _per_flow(nbytes, paths.connection, q) / q
             flow_bytes.flags.writeable = False
             FLOW_BYTES.put(bytes_key, flow_bytes)
         return replace(paths, flow_bytes=flow_bytes, latency=latency)
@@ -347,38 +347,53 @@ class Router:
     def _route(
         self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, policy: RoutingPolicy
     ) -> RoutedFlows:
-        """Route the demand (see `route`); the result's latencies are filled by the caller."""
+        """Route the demand (see `route`); the result's bytes and latencies are filled by the
+        caller. Kept indices (connection, GPUs, links) are int32, which holds them exactly,
+        and temporaries are dropped as soon as they are used: at 131,072 GPUs an all-to-all
+        has four million connections, and its arrays are what the evaluation's peak is."""
         n_conn = src.shape[0]
         mode = MODES[policy.mode]
         salt = self.node_salt(policy.hash_scope)
         q = 1 if mode == MODE_SPRAY else max(1, int(policy.flows_per_connection))
-        conn = np.repeat(np.arange(n_conn, dtype=np.int64), q)
-        sub = np.tile(np.arange(q, dtype=np.int64), n_conn)
+        index = _index_dtype(max(n_conn * q, self.fabric.n_links, self.fabric.n_gpus))
         entry, exit_ = self._endpoints(src, dst, policy.pxn)
-        bad = entry == -2
-        keep = ~bad[conn]
-        conn, sub = conn[keep], sub[keep]
-        f_src, f_dst = src[conn], dst[conn]
-        f_entry, f_exit = entry[conn], exit_[conn]
-        f_bytes = nbytes[conn] / q
+        conn = np.arange(n_conn, dtype=index)
+        sub = np.zeros(n_conn, dtype=index)
+        if q > 1:
+            conn = np.repeat(conn, q)
+            sub = np.tile(np.arange(q, dtype=index), n_conn)
+        keep = entry[conn] != -2
+        if not keep.all():
+            conn, sub = conn[keep], sub[keep]
+        del keep
+        if q == 1 and conn.shape[0] == n_conn:
+            # One flow per connection, every one routed: the flows are the connections.
+            f_src, f_dst, f_entry, f_exit = src.copy(), dst.copy(), entry, exit_
+        else:
+            f_src, f_dst = src[conn], dst[conn]
+            f_entry, f_exit = entry[conn], exit_[conn]
+        del entry, exit_
         hashes = flow_hashes(f_src, f_dst, sub, int(policy.seed))
-        exit_keys = self._t.attach_key[np.maximum(f_exit, 0)]
-        rows, dist = self._distance_rows(exit_keys[f_entry >= 0])
+        del sub
+        f_bytes = _per_flow(nbytes, conn, q) / q
         f_key = np.zeros(conn.shape[0], dtype=np.int64)
-        f_key[f_entry >= 0] = rows
+        routed_entry = f_entry >= 0
+        rows, dist = self._distance_rows(self._t.attach_key[np.maximum(f_exit[routed_entry], 0)])
+        f_key[routed_entry] = rows
+        del rows, routed_entry
         fab = self.fabric
         load = np.zeros(fab.n_links)
         counts = np.zeros(conn.shape[0], dtype=np.int64)
         flows = Flows(f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
-        counting = Paths(
-            np.zeros(conn.shape[0] + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0), counts
-        )
+        del f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes
+        counting = Paths(np.zeros(1, dtype=np.int64), np.empty(0, index), np.empty(0), counts)
         graph, links = self._t.graph, self._t.links
         route_flows(mode, False, graph, links, dist, salt, flows, load, counting)
         reachable = counts != UNREACHABLE
         if not np.all(reachable):
             conn, counts = conn[reachable], counts[reachable]
             flows = Flows(*(a[reachable] for a in flows))
+        del reachable
         total = int(counts.sum())
         if total > MAX_ENTRIES:
             raise MemoryError(
@@ -389,24 +404,39 @@ class Router:
             mode = MODE_ADAPTIVE_LOCAL
         flow_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
         np.cumsum(counts, out=flow_ptr[1:])
-        entry_link = np.empty(total, dtype=np.int64)
+        entry_link = np.empty(total, dtype=index)
         entry_weight = np.empty(total)
         paths = Paths(flow_ptr, entry_link, entry_weight, counts)
         route_flows(mode, True, graph, links, dist, salt, flows, load, paths)
         if mode == MODE_ADAPTIVE and ADAPTIVE_PASSES:
             refine_adaptive(ADAPTIVE_PASSES, graph, links, dist, flows, load, paths)
+        del paths, counts, load
         routed_mask = np.zeros(n_conn, dtype=bool)
         routed_mask[conn] = True
         unreachable = np.flatnonzero(~routed_mask)
         return RoutedFlows(
             n_connections=n_conn,
             connection=conn,
-            src_gpu=flows.src,
-            dst_gpu=flows.dst,
-            flow_bytes=flows.nbytes,
+            src_gpu=flows.src.astype(index),
+            dst_gpu=flows.dst.astype(index),
+            flow_bytes=np.zeros(0),  # this call's bytes are set by `route`
             flow_ptr=flow_ptr,
             entry_link=entry_link,
             entry_weight=entry_weight,
             latency=np.zeros(0),
             unreachable=unreachable.astype(np.int64),
         )
+
+
+def _per_flow(per_connection: np.ndarray, connection: np.ndarray, q: int) -> np.ndarray:
+    """`per_connection[connection]`, without the gather when the flows are the connections:
+    with one flow per connection (`q` 1) `connection` rises strictly, so as many flows as
+    connections means it is 0, 1, 2, ..."""
+    if q == 1 and connection.shape[0] == per_connection.shape[0]:
+        return per_connection
+    return per_connection[connection]
+
+
+def _index_dtype(largest: int) -> type:
+    """int32 when it holds every index up to `largest` exactly, else int64."""
+    return np.int32 if largest < np.iinfo(np.int32).max else np.int64

@@ -89,6 +89,12 @@ class Search(NamedTuple):
     `cand[h, :n_cand[h]]` are the candidates at hop `h`, `pos[h]` the next one to try and
     `rot[h]` the hashed rotation of their order; `part_max`, `part_count` and `part_idle`
     describe the path prefix so far and `trial` holds its links.
+
+    The rest remembers subtrees that held no better path (`adaptive_path`): `node_at[h]` is
+    the node at hop `h` and `enter_version[h]` the version when it was entered; per node,
+    `memo_version`, `memo_max` and `memo_count` the version and the prefix (busiest
+    utilization, links at it) with which its subtree last held nothing better; `version[0]`
+    counts searches and improvements so that a memo is valid only under the same best path.
     """
 
     cand: np.ndarray
@@ -99,3 +105,9 @@ class Search(NamedTuple):
     part_count: np.ndarray
     part_idle: np.ndarray
     trial: np.ndarray
+    node_at: np.ndarray
+    enter_version: np.ndarray
+    memo_version: np.ndarray
+    memo_max: np.ndarray
+    memo_count: np.ndarray
+    version: np.ndarray
