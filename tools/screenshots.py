@@ -2,7 +2,8 @@
 
 Run from the project root: ``.venv/bin/python tools/screenshots.py``. The window is drawn
 offscreen after its first evaluation; each results tab is shown in turn and the whole window
-is saved as ``docs/screenshots/<tab>.png``; the first tab once more in the dark theme as
+is saved as ``docs/screenshots/<tab>.png`` (the Congestion tab after a run of its default
+workload); the first tab once more in the dark theme as
 ``docs/screenshots/main-window-dark.png``. Then the decision workflow: the window with one
 spine switch failed from its context menu (``failure.png``), the Workload dock
 (``workload.png``), and Scenario > Compare
@@ -68,6 +69,9 @@ def main() -> int:
         tabs.setCurrentIndex(i)
         settle()
         name = tabs.tabText(i).lower().replace(" ", "-")
+        if name == "congestion" and not run_congestion(window):
+            print("the congestion study did not finish", file=sys.stderr)
+            return 1
         path = OUT / f"{name}.png"
         if not window.grab().save(str(path)):
             print(f"cannot write {path}", file=sys.stderr)
@@ -86,6 +90,21 @@ def main() -> int:
     window.close()
     app.processEvents()
     return 0 if written else 1
+
+
+def run_congestion(window: MainWindow) -> bool:
+    """Press the Congestion tab's Run on its default workload and wait for the study to
+    show (so the screenshot has queues and rates in it); whether it finished."""
+    tab = window.congestion_tab
+    loop = QEventLoop()
+    done: list[bool] = []
+    tab.runFinished.connect(lambda cancelled: (done.append(not cancelled), loop.quit()))
+    tab.runFailed.connect(lambda _message: (done.append(False), loop.quit()))
+    QTimer.singleShot(TIMEOUT_MS, loop.quit)
+    tab.run_button.click()
+    loop.exec()
+    settle()
+    return bool(done and done[0])
 
 
 def save(widget, name: str) -> bool:
