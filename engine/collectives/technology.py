@@ -14,11 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.catalog.devices import Catalog
-from engine.collectives.nccl_model import (
-    PROTOCOLS,
-    NcclModel,
-    nccl_model,
-)
+from engine.collectives.nccl_model import PROTOCOLS, NcclModel, nccl_model
 from engine.topology.expand import NODE_GPU, NVLINK_BUNDLE, Fabric
 
 __all__ = ["PROTOCOLS", "Technology", "gpu_architecture", "technology"]
@@ -69,7 +65,7 @@ def network_ports(fabric: Fabric) -> tuple[float, int, int]:
     rate = min(
         float(bundles[int(b)].speed_gbps) * 1e9 / 8 for b in np.unique(fabric.link_bundle[edge])
     )
-    gpu_servers = fabric.gpu_server[: fabric.n_gpus]
+    gpu_servers = fabric.gpu_server  # GPU i is node i
     gpus = np.bincount(gpu_servers)
     server = int(np.argmax(gpus))
     ports = int(np.count_nonzero(gpu_servers[fabric.link_src[edge]] == server))
