@@ -13,7 +13,9 @@ its figures to the others: `find_copies` says which, or None when nothing repeat
 
 The premise is that links meet only through classes. A mechanism that joins links some
 other way (a buffer shared by the ports of one switch, say) must join them here too, in
-`_components`, or this module would split what the kernel couples.
+`_components`, or this module would split what the kernel couples. Pipeline gates
+(`engine.transport.gates`) couple classes directly: a gate joins the first links of the
+two classes it ties, and two parts are copies only if their gates tie the same places.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine.transport.gates import Gates
 from engine.transport.network import FlowClasses, TransportNetwork
-from engine.transport.structures import Tables
+from engine.transport.structures import GateTable, Tables
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,13 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     cl = network.classes
     ptr, path = cl.ptr.astype(np.int64), cl.links.astype(np.int64)
     n_classes, n_links = cl.n_classes, network.links.n_links
-    parts, part_of_link = np.unique(_components(ptr, path, n_links), return_inverse=True)
+    gates = tables.gates
+    # A gate joins its two classes as a two-link path would: their first links.
+    held = np.repeat(np.arange(n_classes), np.diff(gates.ptr))
+    joins = np.stack([path[ptr[held]], path[ptr[gates.cls]]], axis=1).ravel()
+    join_ptr = np.concatenate([ptr, ptr[-1] + 2 * np.arange(1, held.size + 1)])
+    label = _components(join_ptr, np.concatenate([path, joins]), n_links)
+    parts, part_of_link = np.unique(label, return_inverse=True)
     n_parts = parts.size
     if n_parts < 2:
         return None
@@ -97,8 +106,9 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     n_class_in = np.bincount(part_of_class, minlength=n_parts)
     n_hop_in = np.bincount(part_of_class, weights=lengths, minlength=n_parts).astype(np.int64)
     n_link_in = np.bincount(part_of_link, minlength=n_parts)
+    n_gate_in = np.bincount(part_of_class[held], minlength=n_parts)
     # Only parts of the same size can be copies: none such, nothing to compare.
-    sizes = np.stack([n_class_in, n_hop_in, n_link_in], axis=1)
+    sizes = np.stack([n_class_in, n_hop_in, n_link_in, n_gate_in], axis=1)
     _, size_kind = np.unique(sizes, axis=0, return_inverse=True)
     size_kind = size_kind.reshape(-1)
     if np.bincount(size_kind).max() < 2:
@@ -125,20 +135,30 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
         return None
     class_rows, entry_rows, link_rows = rows
     class_rows.insert(0, lengths)
+    class_rows += [np.diff(gates.ptr), _bits(gates.slack)]
+    class_rank = np.empty(n_classes, dtype=np.int64)
+    class_rank[class_order] = np.arange(n_classes) - np.repeat(class_start, n_class_in)
+    # Gates class by class in the parts' class order, each as the place of the gating
+    # class in its part.
+    gate_order = _gate_order(gates, class_order)
+    gate_first = np.cumsum(n_gate_in) - n_gate_in
+    gate_rows = [class_rank[gates.cls]]
     twin = np.arange(n_parts)  # per part, the first part it copies
     for kind in np.unique(size_kind):
         members = np.flatnonzero(size_kind == kind)
         if members.size < 2:
             continue
-        nc, nh, nl = sizes[members[0]]
+        nc, nh, nl, ng = sizes[members[0]]
         ci = class_order[class_start[members][:, None] + np.arange(nc)]
         hi = hop_entry[hop_first[members][:, None] + np.arange(nh)]
         li = link_order[link_start[members][:, None] + np.arange(nl)]
+        gi = gate_order[gate_first[members][:, None] + np.arange(ng)]
         key = np.concatenate(
             [local[path[hi]]]
             + [r[ci] for r in class_rows]
             + [r[hi] for r in entry_rows]
-            + [r[li] for r in link_rows],
+            + [r[li] for r in link_rows]
+            + [r[gi] for r in gate_rows],
             axis=1,
         )
         key = np.ascontiguousarray(key)
@@ -155,22 +175,32 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     new_class = np.full(n_classes, -1, dtype=np.int64)
     new_class[keep_class] = np.arange(keep_class.size)
     # A class's twin: the class at its place in its part's twin; the same for links.
-    class_rank = np.empty(n_classes, dtype=np.int64)
-    class_rank[class_order] = np.arange(n_classes) - np.repeat(class_start, n_class_in)
     twin_class = class_order[class_start[twin[part_of_class]] + class_rank]
     twin_link = link_order[link_start[twin[part_of_link]] + local]
     return Copies(
-        network=_subnetwork(network, keep_class, keep_link, new_link),
+        network=_subnetwork(network, keep_class, keep_link, new_link, new_class),
         class_of=new_class[twin_class],
         link_of=new_link[twin_link],
     )
 
 
+def _gate_order(gates: Gates | GateTable, class_order: np.ndarray) -> np.ndarray:
+    """Gate indices class by class in `class_order`, each class's gates in their order."""
+    counts = np.diff(gates.ptr)[class_order]
+    starts = np.repeat(gates.ptr[class_order], counts)
+    return starts + np.arange(starts.size) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
 def _subnetwork(
-    network: TransportNetwork, keep_class: np.ndarray, keep_link: np.ndarray, new_link: np.ndarray
+    network: TransportNetwork,
+    keep_class: np.ndarray,
+    keep_link: np.ndarray,
+    new_link: np.ndarray,
+    new_class: np.ndarray,
 ) -> TransportNetwork:
     """The classes `keep_class` on the links `keep_link` (both in their order), paths
-    renumbered by `new_link`."""
+    renumbered by `new_link`, gates by `new_class` (a kept class's gates are kept too:
+    they tie it to its own part)."""
     cl = network.classes
     lengths = np.diff(cl.ptr)[keep_class]
     ptr = np.zeros(keep_class.size + 1, dtype=np.int64)
@@ -194,9 +224,17 @@ def _subnetwork(
             if getattr(lk, name) is not None
         },
     )
+    gates = None
+    if network.gates is not None:
+        g = network.gates
+        order = _gate_order(g, keep_class)
+        ptr = np.zeros(keep_class.size + 1, dtype=np.int64)
+        np.cumsum(np.diff(g.ptr)[keep_class], out=ptr[1:])
+        gates = Gates(ptr, new_class[g.cls[order]], g.slack_bytes[keep_class])
     return TransportNetwork(
         links=links,
         classes=classes,
         flow_class=np.arange(keep_class.size, dtype=np.int64),
         link_names=tuple(network.link_names[i] for i in keep_link) if network.link_names else (),
+        gates=gates,
     )

@@ -80,9 +80,11 @@ def network_from_routes(
     catalog: Catalog,
     capacity_Bps: np.ndarray | None = None,
     start_s: np.ndarray | None = None,
+    keep_apart: np.ndarray | None = None,
 ) -> TransportNetwork:
     """The transport network of `routed` on `fabric`: one class per distinct cable path
-    (and start time: `start_s` per routed flow, all 0 when not given).
+    (and start time: `start_s` per routed flow, all 0 when not given; and value of
+    `keep_apart` per routed flow when given).
 
     A flow's feedback delay is twice its path latency (the fabric's per-link latency:
     propagation plus the switch or NIC at the far end). `capacity_Bps` (per fabric link)
@@ -127,6 +129,7 @@ def network_from_routes(
         routed.flow_bytes[keep_flow],
         None if start_s is None else np.asarray(start_s, dtype=np.float64)[keep_flow],
         2.0 * path_latency,
+        None if keep_apart is None else np.asarray(keep_apart)[keep_flow],
     )
     flow_class = np.full(routed.n_flows, -1, dtype=np.int64)
     flow_class[keep_flow] = of_flow

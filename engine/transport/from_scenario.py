@@ -80,15 +80,17 @@ def scenario_network(
     catalog: Catalog,
     capacity_Bps: np.ndarray | None = None,
     start_s: np.ndarray | None = None,
+    keep_apart: np.ndarray | None = None,
 ) -> TransportNetwork:
     """The transport network of `routed` flows on `fabric`, with the scenario's port buffer
     and ECN thresholds replacing the switches' catalog figures where it sets them.
 
     `capacity_Bps` (per fabric link) replaces the fabric's link capacities, so that the
     transport sees the same links as the caller's ideal; `start_s` (per routed flow) gives
-    each flow its start time.
+    each flow its start time; flows of different `keep_apart` values (per routed flow)
+    never share a class.
     """
-    network = network_from_routes(fabric, routed, catalog, capacity_Bps, start_s)
+    network = network_from_routes(fabric, routed, catalog, capacity_Bps, start_s, keep_apart)
     t = fabric.scenario.transport
     links = network.links
     changes: dict[str, np.ndarray] = {}

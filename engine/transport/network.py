@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.transport.gates import Gates, check_gates
 from engine.transport.params import EcnParams
 
 
@@ -85,15 +86,19 @@ class FlowClasses:
 
 @dataclass(frozen=True)
 class TransportNetwork:
-    """Links and the flow classes over them; `flow_class` maps original flows to classes."""
+    """Links and the flow classes over them; `flow_class` maps original flows to classes;
+    `gates` pace classes that pass each other's data on (None: no class is paced)."""
 
     links: LinkSpec
     classes: FlowClasses
     flow_class: np.ndarray
     link_names: tuple[str, ...] = ()
+    gates: Gates | None = None
 
     def __post_init__(self) -> None:
         check_paths(self.links, self.classes)
+        if self.gates is not None:
+            check_gates(self.gates, self.classes.n_classes)
 
 
 def make_links(
@@ -136,17 +141,21 @@ def group_into_classes(
     flow_bytes: np.ndarray,
     start_s: np.ndarray | None = None,
     feedback_delay_s: np.ndarray | None = None,
+    keep_apart: np.ndarray | None = None,
 ) -> tuple[FlowClasses, np.ndarray]:
     """Merge flows with the same path, bytes, start and feedback delay into classes.
 
-    Returns the classes and, per flow, the index of its class. Classes keep the order in
-    which their first flow appears.
+    `keep_apart` (an integer per flow) keeps flows of different values in different
+    classes: flows paced by different neighbours must not share one pace. Returns the
+    classes and, per flow, the index of its class. Classes keep the order in which their
+    first flow appears.
     """
     n = int(flow_ptr.shape[0] - 1)
     start = np.zeros(n) if start_s is None else np.asarray(start_s, dtype=np.float64)
     fb = np.zeros(n) if feedback_delay_s is None else np.asarray(feedback_delay_s, dtype=np.float64)
     sizes = np.broadcast_to(np.asarray(flow_bytes, dtype=np.float64), (n,))
-    of_flow, first = _class_of_flows(flow_ptr, flow_links, sizes, start, fb)
+    apart = np.zeros(n, dtype=np.int64) if keep_apart is None else np.asarray(keep_apart)
+    of_flow, first = _class_of_flows(flow_ptr, flow_links, sizes, start, fb, apart)
     count = np.bincount(of_flow, minlength=len(first)).tolist()
     first_arr = np.array(first, dtype=np.int64)
     lengths = flow_ptr[first_arr + 1] - flow_ptr[first_arr]
@@ -174,10 +183,12 @@ def _class_of_flows(
     sizes: np.ndarray,
     start: np.ndarray,
     fb: np.ndarray,
+    apart: np.ndarray,
 ) -> tuple[np.ndarray, list[int]]:
     """Per flow its class, classes numbered in order of their first flow; and each class's
     first flow. Flows of one path length are compared as rows (links, then the bits of
-    bytes, start and feedback delay), so equal flows meet in one sort, not a Python loop."""
+    bytes, start and feedback delay, then the keep-apart value), so equal flows meet in
+    one sort, not a Python loop."""
     n = int(flow_ptr.shape[0] - 1)
     lengths = np.diff(flow_ptr)
     group_of = np.empty(n, dtype=np.int64)  # per flow: its first flow's index
@@ -186,7 +197,9 @@ def _class_of_flows(
         hops = flow_links[flow_ptr[flows][:, None] + np.arange(length)].astype(np.int64)
         rows = np.ascontiguousarray(
             np.column_stack(
-                [hops] + [x[flows].astype(np.float64).view(np.int64) for x in (sizes, start, fb)]
+                [hops]
+                + [x[flows].astype(np.float64).view(np.int64) for x in (sizes, start, fb)]
+                + [apart[flows].astype(np.int64)]
             )
         )
         keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()

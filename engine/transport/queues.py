@@ -154,11 +154,12 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
 @njit(cache=True, nogil=True, inline="always")
 def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
     """Bytes each class would send this step: its flows times their rate (line rate, or
-    less under DCQCN or IB CC), at most what it has left; nothing before its start or
-    after its finish."""
+    less under DCQCN or IB CC), at most what it has left and what its pipeline gates
+    allow; nothing before its start or after its finish."""
     mult, start, line = tables.classes.multiplicity, tables.classes.start, tables.classes.line_rate
     finish, remaining = state.classes.finish, state.classes.remaining
     rc, ccti = state.classes.rc, state.classes.ccti
+    gptr = tables.gates.ptr
     k = tables.knobs
     ib = tables.ibcc
     now = state.clock.time[0]
@@ -172,6 +173,30 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
         if k.ibcc_on:
             rate = min(rate, ibcc_rate(ccti[c], line[c], ib))
         offer[c] = min(mult[c] * rate * k.dt, remaining[c])
+        if gptr[c + 1] > gptr[c]:
+            offer[c] = min(offer[c], gate_room(tables, state, c))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gate_room(tables: Tables, state: State, c: int) -> float:
+    """Bytes class `c` may still send before it leads a gate by more than its slack: the
+    least progress (share of bytes delivered) among its pipeline neighbours, finished
+    ones holding nothing back."""
+    g, size = tables.gates, tables.classes.size
+    finish, remaining, delivered = (
+        state.classes.finish,
+        state.classes.remaining,
+        state.classes.delivered,
+    )
+    lead = math.inf
+    for i in range(g.ptr[c], g.ptr[c + 1]):
+        d = g.cls[i]
+        if finish[d] < math.inf:
+            continue
+        lead = min(lead, delivered[d] / size[d])
+    if lead == math.inf:
+        return math.inf
+    return max(lead * size[c] + g.slack[c] - (size[c] - remaining[c]), 0.0)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -141,6 +141,20 @@ def _layout(tables: Tables):
     return on_link, hops
 
 
+def _gate_room(tables: Tables, cs, c: int) -> float:
+    """What class `c` may send before it leads its slowest gate by more than its slack."""
+    g, size = tables.gates, tables.classes.size
+    progress = [
+        cs.delivered[d] / size[d]
+        for d in g.cls[g.ptr[c] : g.ptr[c + 1]]
+        if cs.finish[d] == math.inf
+    ]
+    if not progress:
+        return math.inf
+    sent = size[c] - cs.remaining[c]
+    return max(min(progress) * size[c] + g.slack[c] - sent, 0.0)
+
+
 def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -> int:
     """One step of the model in plain Python; returns the number of classes that finished."""
     lk, ent, cl, k = tables.links, tables.entries, tables.classes, tables.knobs
@@ -218,6 +232,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         if k.ibcc_on:
             rate = min(rate, ibcc_rate(cs.ccti[c], cl.line_rate[c], tables.ibcc))
         offer[c] = min(cl.multiplicity[c] * rate * dt, cs.remaining[c])
+        offer[c] = min(offer[c], _gate_room(tables, cs, c))
     sent = [0.0] * n_classes
     inj = tables.inject
     for g in range(len(inj.link)):

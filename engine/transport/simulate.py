@@ -25,6 +25,7 @@ from engine.flows.arrivals import finish_with_starts
 from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.copies import Copies, find_copies
+from engine.transport.gates import Gates, time_to_bind
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
@@ -305,6 +306,15 @@ def _jump(run: _Run, w: _Window, horizon_s: float | None, min_span_s: float) -> 
         span = min(span, float(cl.start[waiting].min()) - now)
     if horizon_s is not None:
         span = min(span, horizon_s - now)
+    g = run.tables.gates
+    if g.cls.size:
+        # A gate that starts to hold its class back ends the settled stretch.
+        free_bytes = 4.0 * w.rate * run.tables.knobs.dt
+        gated = Gates(g.ptr, g.cls, g.slack)
+        done = np.isfinite(cs.finish)
+        span = min(
+            span, time_to_bind(gated, cl.size, cs.remaining, cs.delivered, done, w.rate, free_bytes)
+        )
     if not math.isfinite(span):
         # Nothing left to send: either the last bytes are draining (step on) or nothing
         # moves at all and nothing will start (a deadlock: stop).

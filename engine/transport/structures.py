@@ -70,6 +70,16 @@ class Injection(NamedTuple):
     cls: np.ndarray
 
 
+class GateTable(NamedTuple):
+    """Per class the classes ``cls[ptr[c]:ptr[c+1]]`` whose delivered bytes pace it (its
+    pipeline neighbours) and the lead `slack` in bytes it may take over them
+    (`engine.transport.gates`)."""
+
+    ptr: np.ndarray
+    cls: np.ndarray
+    slack: np.ndarray
+
+
 class Knobs(NamedTuple):
     """The step, the packet size, whether the fabric is lossy (drops at a full egress
     queue rather than at a full lossless ingress), which rate controls run, and every how
@@ -125,6 +135,7 @@ class Tables(NamedTuple):
     entries: EntryTable
     classes: ClassTable
     inject: Injection
+    gates: GateTable
     knobs: Knobs
     dcqcn: DcqcnKnobs
     ibcc: IbccKnobs

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.transport.gates import no_gates
 from engine.transport.headroom import (
     credit_round_trip_s,
     pfc_headroom_bytes,
@@ -31,6 +32,7 @@ from engine.transport.structures import (
     Clock,
     DcqcnKnobs,
     EntryTable,
+    GateTable,
     IbccKnobs,
     Injection,
     Knobs,
@@ -112,6 +114,16 @@ def _injection(network: TransportNetwork) -> Injection:
     ptr = np.zeros(links.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
     return Injection(ptr, links.astype(np.int64), order)
+
+
+def _gates(network: TransportNetwork) -> GateTable:
+    """The pipeline gates of the network's classes (none when it has none)."""
+    g = network.gates if network.gates is not None else no_gates(network.classes.n_classes)
+    return GateTable(
+        ptr=g.ptr.astype(np.int64),
+        cls=g.cls.astype(np.int64),
+        slack=g.slack_bytes.astype(np.float64),
+    )
 
 
 def gbn_packets(
@@ -212,6 +224,7 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         entries=_entries(network),
         classes=class_table,
         inject=_injection(network),
+        gates=_gates(network),
         knobs=Knobs(
             dt,
             float(config.mtu_bytes),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine.catalog.devices import default_catalog
 from engine.transport.defaults import transport_config
+from engine.transport.gates import Gates, gates_from_edges
 from engine.transport.network import TransportNetwork, group_into_classes, make_links
 from engine.transport.params import EcnParams, Mechanisms, SettleParams
 
@@ -68,7 +69,24 @@ def small_networks(draw, max_classes: int = 5, max_bytes: float = 300e3) -> Tran
     classes, of_flow = group_into_classes(
         ptr, flat, np.array(sizes), np.array(starts), np.array(delays)
     )
-    return TransportNetwork(links, classes, of_flow)
+    return TransportNetwork(links, classes, of_flow, gates=draw(_gates(classes.n_classes)))
+
+
+@st.composite
+def _gates(draw, n_classes: int) -> Gates | None:
+    """None, or forwarding edges between distinct classes with slacks of a few kB to
+    more than a class holds (a gate that never binds)."""
+    if n_classes < 2 or not draw(st.booleans()):
+        return None
+    pairs = st.tuples(st.integers(0, n_classes - 1), st.integers(0, n_classes - 1))
+    edges = [(a, b) for a, b in draw(st.lists(pairs, min_size=1, max_size=6)) if a != b]
+    slack = draw(st.lists(st.floats(2e3, 400e3), min_size=n_classes, max_size=n_classes))
+    return gates_from_edges(
+        n_classes,
+        np.array([a for a, _ in edges], dtype=np.int64),
+        np.array([b for _, b in edges], dtype=np.int64),
+        np.array(slack),
+    )
 
 
 @st.composite

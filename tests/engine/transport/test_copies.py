@@ -17,6 +17,7 @@ from engine.topology.expand import expand
 from engine.transport.copies import find_copies
 from engine.transport.defaults import transport_config
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.gates import Gates, gates_from_edges, no_gates
 from engine.transport.network import FlowClasses, LinkSpec, TransportNetwork
 from engine.transport.simulate import simulate
 from engine.transport.tables import build_tables
@@ -46,7 +47,25 @@ def joined(parts: list[TransportNetwork]) -> TransportNetwork:
     classes = FlowClasses(
         ptr=ptr, links=np.concatenate(paths), **{k: np.array(v) for k, v in cls.items()}
     )
-    return TransportNetwork(LinkSpec(**spec), classes, np.arange(len(paths)))
+    return TransportNetwork(
+        LinkSpec(**spec), classes, np.arange(len(paths)), gates=_joined_gates(parts, order)
+    )
+
+
+def _joined_gates(parts: list[TransportNetwork], order: list[tuple[int, int]]) -> Gates | None:
+    """The parts' gates on the joined classes (class c of part i is at its place in `order`)."""
+    if all(p.gates is None for p in parts):
+        return None
+    place = {key: k for k, key in enumerate(order)}
+    feeder, forwarder, slack = [], [], np.zeros(len(order))
+    for i, p in enumerate(parts):
+        g = p.gates if p.gates is not None else no_gates(p.classes.n_classes)
+        for c in range(p.classes.n_classes):
+            slack[place[(c, i)]] = g.slack_bytes[c]
+            for k in range(g.ptr[c], g.ptr[c + 1]):
+                feeder.append(place[(int(g.cls[k]), i)])
+                forwarder.append(place[(c, i)])
+    return gates_from_edges(len(order), np.array(feeder), np.array(forwarder), slack)
 
 
 def assert_same_run(whole: TransportNetwork, config, **kwargs) -> None:

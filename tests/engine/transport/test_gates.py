@@ -1,0 +1,64 @@
+"""Pipeline gates: a class that passes on another's data keeps its pace, a buffer apart."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine.catalog.devices import default_catalog
+from engine.transport.defaults import transport_config
+from engine.transport.gates import gates_from_edges
+from engine.transport.network import TransportNetwork, group_into_classes, make_links
+from engine.transport.params import EcnParams, Mechanisms
+from engine.transport.simulate import simulate
+
+NIC = 50e9  # bytes/s
+SIZE = 8e6  # bytes per flow
+SLACK = 2e6  # bytes a flow may lead its neighbour
+
+
+def _relay(gated: bool) -> TransportNetwork:
+    """A: x -> y (links 0, 1); B: y -> z (links 2, 3) passes A's data on; C: w -> z
+    (links 4, 3) shares B's last link, so B runs at half the line rate."""
+    n = 5
+    links = make_links(
+        capacity_Bps=[NIC] * n,
+        propagation_s=[50e-9] * n,
+        latency_s=[350e-9] * n,
+        speed_gbps=[NIC * 8 / 1e9] * n,
+        into_switch=[True, False, True, False, True],
+        from_switch=[False, True, False, True, False],
+        buffer_bytes=[10e6] * n,
+        egress_buffer_bytes=[10e6] * n,
+        ecn=[EcnParams(1e9, 2e9, 0.0)] * n,
+    )
+    ptr = np.array([0, 2, 4, 6], dtype=np.int64)
+    flat = np.array([0, 1, 2, 3, 4, 3], dtype=np.int64)
+    classes, of_flow = group_into_classes(ptr, flat, np.full(3, SIZE))
+    gates = gates_from_edges(3, np.array([0]), np.array([1]), np.full(3, SLACK)) if gated else None
+    return TransportNetwork(links, classes, of_flow, gates=gates)
+
+
+@pytest.mark.parametrize("lossless", ["credit", "pfc"])
+def test_a_sender_leads_the_flow_that_passes_its_data_on_by_at_most_its_slack(lossless):
+    base = transport_config(default_catalog(), "infiniband", "qm9700")
+    config = replace(base, mechanisms=Mechanisms(lossless, False, False))
+    free = simulate(_relay(False), config)
+    paced = simulate(_relay(True), config)
+    # Alone on its path A ends at SIZE / NIC; B and C share a link and end at 2 SIZE / NIC.
+    np.testing.assert_allclose(
+        free.finish_s, [SIZE / NIC, 2 * SIZE / NIC, 2 * SIZE / NIC], rtol=0.02
+    )
+    # Paced, A may not send more than SLACK beyond what B has delivered: it is done when B
+    # has delivered SIZE - SLACK, at half the line rate; B and C are as before.
+    expected = [2 * (SIZE - SLACK) / NIC, 2 * SIZE / NIC, 2 * SIZE / NIC]
+    np.testing.assert_allclose(paced.finish_s, expected, rtol=0.02)
+
+
+def test_a_gate_that_names_a_missing_class_is_refused():
+    net = _relay(False)
+    bad = gates_from_edges(4, np.array([0]), np.array([3]), np.full(4, SLACK))
+    with pytest.raises(ValueError, match="sized for 4 classes"):
+        replace(net, gates=bad)
