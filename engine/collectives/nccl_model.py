@@ -62,6 +62,7 @@ class NcclModel:
     chunk_rules: ChunkRules | None = None  # NVLS / NVLS-tree chunking (chunk_pipeline)
     net_port_rate: float = 0.0  # bytes/s of the slowest GPU NIC port (0: no network)
     net_ports_per_gpu: float = 0.0  # NIC ports per GPU (channel_count)
+    connection_buffer_bytes: float = 0.0  # Simple buffer of a connection (0: flows unpaced)
 
 
 def _seconds(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -111,6 +112,7 @@ def nccl_model(catalog: Catalog, arch: str, cpu_vendor: str | None = None) -> Nc
         collnet_default=bool(nccl.value("collnet_default")),
         version=str(nccl.value("nccl_version")),
         chunk_rules=_chunk_rules(nccl),
+        connection_buffer_bytes=float(nccl.value("simple_buffer_bytes")),
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.collectives.stages import RankLayout, Stage, flows, layout, refuse
+from engine.collectives.stages import Pipeline, RankLayout, Stage, flows, layout, refuse
 from engine.collectives.switch_reduced import nvls_schedule, nvlstree_schedule, sharp_schedule
 from engine.collectives.trees import (
     double_binary_trees,
@@ -90,6 +90,13 @@ def ring_orders(lay: RankLayout) -> list[np.ndarray]:
     ]
 
 
+def by_channel(parts: list[np.ndarray]) -> Pipeline:
+    """The pipeline of flows listed channel by channel (`parts`: each channel's sources):
+    each channel one pipeline, every flow passing on what the one before it delivers."""
+    pipe = np.concatenate([np.full(p.shape[0], c, dtype=np.int64) for c, p in enumerate(parts)])
+    return Pipeline(pipe, np.zeros(pipe.shape[0], dtype=np.int8))
+
+
 def _ring_stage(name: str, lay: RankLayout, steps: int, share_per_step: float) -> Stage:
     orders = ring_orders(lay)
     src = [o for o in orders]
@@ -100,7 +107,16 @@ def _ring_stage(name: str, lay: RankLayout, steps: int, share_per_step: float) -
     # cross servers (2 (N - 1) for all-reduce, N - 1 otherwise) pay the network latency.
     per_pass = lay.n_servers - 1 if lay.n_servers > 1 else 0
     inter = min(steps, per_pass * (2 if steps > lay.n - 1 else 1))
-    return Stage(name, s, d, share, repeat=steps, net_steps=inter, nvlink_steps=steps - inter)
+    return Stage(
+        name,
+        s,
+        d,
+        share,
+        repeat=steps,
+        net_steps=inter,
+        nvlink_steps=steps - inter,
+        pipeline=by_channel(src),
+    )
 
 
 def _ring(op: str, lay: RankLayout) -> list[Stage]:
@@ -116,7 +132,15 @@ def _ring(op: str, lay: RankLayout) -> list[Stage]:
         s, d, share = flows(src, dst, 1.0 / len(orders))
         inter = lay.n_servers - 1
         return [
-            Stage(f"pipelined chain {op}", s, d, share, net_steps=inter, nvlink_steps=n - 1 - inter)
+            Stage(
+                f"pipelined chain {op}",
+                s,
+                d,
+                share,
+                net_steps=inter,
+                nvlink_steps=n - 1 - inter,
+                pipeline=by_channel(src),
+            )
         ]
     if op == "send-recv":
         s, d, share = flows([lay.ranks], [np.roll(lay.ranks, -1)], 1.0)
@@ -190,6 +214,7 @@ def _hierarchical(op: str, lay: RankLayout) -> list[Stage]:
         )
 
     def inter(steps: int, name: str) -> Stage:
+        rail = np.arange(rails_src.shape[0], dtype=np.int64) % g  # one ring per rail
         return Stage(
             name,
             rails_src,
@@ -197,6 +222,7 @@ def _hierarchical(op: str, lay: RankLayout) -> list[Stage]:
             np.full(rails_src.shape[0], 1.0 / (g * n_nodes)),
             repeat=steps,
             net_steps=steps,
+            pipeline=Pipeline(rail, np.zeros(rail.shape[0], dtype=np.int8)),
         )
 
     if op == "all-reduce":

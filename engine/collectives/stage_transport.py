@@ -28,6 +28,8 @@ import numpy as np
 
 from engine.catalog.devices import Catalog
 from engine.collectives.completion_curve import slowest_times
+from engine.collectives.pipeline import network_gates
+from engine.collectives.stages import Stage
 from engine.routing.router import RoutedFlows
 from engine.runtime.lru import ByteLRU
 from engine.runtime.progress import Progress, poll
@@ -107,9 +109,12 @@ def stage_transport(
     flow_bytes: np.ndarray,
     capacity_Bps: np.ndarray,
     progress: Progress | None = None,
+    pacing: tuple[Stage, float] | None = None,
 ) -> StageTransport:
     """Run the stage's flows (`flow_bytes` per byte of message) through the transport
-    model on links of `capacity_Bps`; see the module docstring for when it is skipped."""
+    model on links of `capacity_Bps`; see the module docstring for when it is skipped.
+    `pacing` (the stage, routed as `routed`, and the bytes of one connection's buffer)
+    keeps a ring's or a tree's flows in step as NCCL's buffers do (`engine.collectives.pipeline`)."""
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return _skipped("ideal transport (transport.model = ideal)")
@@ -118,12 +123,17 @@ def stage_transport(
     if routed.n_flows > MAX_FLOWS:
         return _skipped(f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}) run at the ideal")
     scaled = replace(routed, flow_bytes=flow_bytes * REFERENCE_BYTES)
-    network = scenario_network(fabric, scaled, catalog, capacity_Bps)
+    paced = pacing is not None and pacing[0].pipeline is not None
+    apart = routed.connection if paced else None
+    network = scenario_network(fabric, scaled, catalog, capacity_Bps, keep_apart=apart)
     n_classes = network.classes.n_classes
     if n_classes == 0:
         return _skipped("no flow crosses a cable")
     if n_classes > MAX_CLASSES:
         return _skipped(f"{n_classes:,} distinct paths (over {MAX_CLASSES:,}) run at the ideal")
+    if paced:
+        stage, buffer_bytes = pacing
+        network = replace(network, gates=network_gates(stage, routed, network, buffer_bytes))
     poll(progress, "transport")
     # Only window means are read: a sample every 5 us instead of every 1 us saves the copies.
     config = replace(
@@ -161,6 +171,10 @@ def network_digest(network: TransportNetwork, config: TransportConfig) -> str:
     c = network.classes
     for array in (c.ptr, c.links, c.multiplicity, c.bytes, c.start_s, network.links.capacity_Bps):
         _hash_into(h, array)
+    if network.gates is not None:
+        g = network.gates
+        for array in (g.ptr, g.cls, g.slack_bytes):
+            _hash_into(h, array)
     return h.hexdigest()
 
 

@@ -14,6 +14,18 @@ import numpy as np
 from engine.model.errors import Problem, ScenarioError
 
 
+@dataclass(frozen=True)
+class Pipeline:
+    """How a stage's flows pass data on: per flow its pipeline (`pipe`: a ring of one
+    channel, one tree of one channel) and its `phase` (0: toward a tree's root or along a
+    ring, 1: down from the root). A flow passes on what reaches its source over a flow of
+    the same pipeline and phase, and a tree's root turns what comes up into what goes
+    down (`engine.collectives.pipeline`)."""
+
+    pipe: np.ndarray
+    phase: np.ndarray
+
+
 @dataclass
 class Stage:
     """Concurrent flows ``src[i] -> dst[i]`` of ``share[i] * S`` bytes, `repeat` times.
@@ -23,6 +35,8 @@ class Stage:
     themselves reduce (SHARP, NVLS): seconds per byte of S, with no pattern to route.
     `overlap` marks a stage pipelined with the one before it (NVLS-tree's NVLink and network
     halves run at once): the pair's bandwidth time is the slower one's, not their sum.
+    `pipeline` says which flows pass on which flows' data (rings and trees; None when the
+    flows are independent, as in an all-to-all): the transport then keeps them in step.
     """
 
     name: str
@@ -37,6 +51,7 @@ class Stage:
     analytic_links: str = ""  # "nic" or "nvlink": which links a switch-reduced stage loads
     analytic_share: float = 0.0  # bytes per byte of S on each of those links, each direction
     overlap: bool = False
+    pipeline: Pipeline | None = None
 
 
 @dataclass
@@ -87,3 +102,16 @@ def flows(
     s = np.concatenate(src).astype(np.int64)
     d = np.concatenate(dst).astype(np.int64)
     return s, d, np.full(s.shape[0], share)
+
+
+def merged_pipeline(stages: tuple[Stage, ...] | list[Stage]) -> Pipeline | None:
+    """The pipeline of stages of concurrent groups run as one: each group's pipelines
+    numbered after the ones before (None when the stages have none)."""
+    if any(st.pipeline is None for st in stages):
+        return None
+    pipes, offset = [], 0
+    for st in stages:
+        pipes.append(st.pipeline.pipe + offset)
+        offset += int(st.pipeline.pipe.max(initial=-1)) + 1
+    phase = np.concatenate([st.pipeline.phase for st in stages])
+    return Pipeline(np.concatenate(pipes), phase)

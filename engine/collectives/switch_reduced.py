@@ -114,7 +114,7 @@ def nvlstree_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> lis
     if lay.n_servers < 2 or lay.per_server < 2:
         raise refuse(op, "nvlstree", "needs several servers with several ranks each")
     g = lay.per_server
-    s, d, share, depth = double_binary_trees(lay, g, with_chains=False)
+    s, d, share, depth, pipeline = double_binary_trees(lay, g, with_chains=False)
     return [
         _nvlink_sharp("NVLink SHARP in each server", "nvlstree", g, nvlink_s_per_byte),
         Stage(
@@ -125,5 +125,6 @@ def nvlstree_schedule(op: str, lay: RankLayout, nvlink_s_per_byte: float) -> lis
             net_steps=2 * depth,
             latency_class="nvlstree",
             overlap=True,
+            pipeline=pipeline,
         ),
     ]

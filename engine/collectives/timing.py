@@ -48,6 +48,7 @@ from engine.collectives.schedules import (
 from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
 from engine.collectives.stage_transport import stage_transport, transport_summary
+from engine.collectives.stages import merged_pipeline
 from engine.collectives.technology import PROTOCOLS, technology
 from engine.collectives.work_cache import SCHEDULES, network_flows, unit_shares
 from engine.flows.utilization import hottest_links, utilization_by_tier
@@ -194,7 +195,8 @@ class CollectiveEngine:
                 unit.transport,
                 unit.transport_scale * k,
             )
-        key = array_digest(stage.src, stage.dst, stage.share)
+        pipe = () if stage.pipeline is None else (stage.pipeline.pipe, stage.pipeline.phase)
+        key = array_digest(stage.src, stage.dst, stage.share, *pipe)
         cached = self._profiles.get(key)
         if cached is not None:
             return cached
@@ -244,7 +246,11 @@ class CollectiveEngine:
         )
         transport = None
         if np.any(network_flow):
-            transport = stage_transport(fab, self.catalog, routed, sizes, capacity, progress)
+            buffer = self.tech.nccl.connection_buffer_bytes
+            pacing = (stage, buffer) if buffer > 0 else None
+            transport = stage_transport(
+                fab, self.catalog, routed, sizes, capacity, progress, pacing
+            )
         latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
         latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
         prof = StageProfile(
@@ -341,6 +347,7 @@ class CollectiveEngine:
                     analytic_links=first.analytic_links,
                     analytic_share=first.analytic_share,
                     overlap=first.overlap,
+                    pipeline=merged_pipeline(stages),
                 )
             )
         return merged

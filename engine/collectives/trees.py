@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.collectives.stages import RankLayout, Stage, flows, refuse
+from engine.collectives.stages import Pipeline, RankLayout, Stage, flows, refuse
 
 
 def nccl_btree_parents(n: int) -> np.ndarray:
@@ -64,7 +64,7 @@ def tree_schedule(op: str, lay: RankLayout) -> list[Stage]:
         raise refuse(op, "tree", "needs the same number of ranks on every server, in server order")
     g, n_nodes = lay.per_server, lay.n_servers
     channels = g if n_nodes > 1 else 1
-    s, d, share, depth = double_binary_trees(lay, channels, with_chains=g > 1)
+    s, d, share, depth, pipeline = double_binary_trees(lay, channels, with_chains=g > 1)
     return [
         Stage(
             "double binary tree all-reduce",
@@ -74,37 +74,45 @@ def tree_schedule(op: str, lay: RankLayout) -> list[Stage]:
             net_steps=2 * depth,
             nvlink_steps=2 * (g - 1),
             latency_class="tree",
+            pipeline=pipeline,
         )
     ]
 
 
 def double_binary_trees(
     lay: RankLayout, channels: int, with_chains: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, Pipeline]:
     """Flows of NCCL's double binary tree between servers, one pair of trees per channel.
 
     Channel c joins the servers' local rank c (its rail); with `with_chains` the other ranks
     of each server hang below it in a chain over NVLink. Every tree carries half of its
     channel's share, up (reduce) and down (broadcast) at once, as NCCL pipelines them.
-    Returns sources, destinations, shares and the depth of the trees between servers.
+    Returns sources, destinations, shares, the depth of the trees between servers and
+    the pipeline (each tree of each channel its own, up phase 0, down phase 1).
     """
     n_nodes = lay.n_servers
     grid = lay.by_server()
     parent_a, parent_b = nccl_dtree_parents(n_nodes)
-    src, dst = [], []
+    src, dst, pipe, phase = [], [], [], []
     for c in range(channels):
         chain = np.roll(grid, -c, axis=1)  # head of every server: local rank c
-        for parent in (parent_a, parent_b):
+        for t, parent in enumerate((parent_a, parent_b)):
             child = np.flatnonzero(parent >= 0)
             up_src, up_dst = chain[child, 0], chain[parent[child], 0]
             src += [up_src, up_dst]  # reduce up, then broadcast down (pipelined together)
             dst += [up_dst, up_src]
+            phase += [np.zeros(child.size), np.ones(child.size)]
             if with_chains:
                 lo, hi = chain[:, 1:].ravel(), chain[:, :-1].ravel()
                 src += [lo, hi]
                 dst += [hi, lo]
+                phase += [np.zeros(lo.size), np.ones(lo.size)]
+            pipe += [np.full(sum(a.size for a in src) - sum(a.size for a in pipe), 2 * c + t)]
     s, d, share = flows(src, dst, 0.5 / channels)
+    pipeline = Pipeline(
+        np.concatenate(pipe).astype(np.int64), np.concatenate(phase).astype(np.int8)
+    )
     # NCCL's tuner counts floor(log2 N) network steps each way (its trees are that deep
     # for a power of two); the path latency rides on the same count.
     depth = int(np.floor(np.log2(n_nodes))) if n_nodes > 1 else 0
-    return s, d, share, depth
+    return s, d, share, depth, pipeline
