@@ -159,7 +159,8 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
     mult, start, line = tables.classes.multiplicity, tables.classes.start, tables.classes.line_rate
     finish, remaining = state.classes.finish, state.classes.remaining
     rc, ccti = state.classes.rc, state.classes.ccti
-    gptr = tables.gates.ptr
+    gptr, gcls, slack = tables.gates.ptr, tables.gates.cls, tables.gates.slack
+    size, delivered = tables.classes.size, state.classes.delivered
     k = tables.knobs
     ib = tables.ibcc
     now = state.clock.time[0]
@@ -173,30 +174,17 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
         if k.ibcc_on:
             rate = min(rate, ibcc_rate(ccti[c], line[c], ib))
         offer[c] = min(mult[c] * rate * k.dt, remaining[c])
-        if gptr[c + 1] > gptr[c]:
-            offer[c] = min(offer[c], gate_room(tables, state, c))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def gate_room(tables: Tables, state: State, c: int) -> float:
-    """Bytes class `c` may still send before it leads a gate by more than its slack: the
-    least progress (share of bytes delivered) among its pipeline neighbours, finished
-    ones holding nothing back."""
-    g, size = tables.gates, tables.classes.size
-    finish, remaining, delivered = (
-        state.classes.finish,
-        state.classes.remaining,
-        state.classes.delivered,
-    )
-    lead = math.inf
-    for i in range(g.ptr[c], g.ptr[c + 1]):
-        d = g.cls[i]
-        if finish[d] < math.inf:
-            continue
-        lead = min(lead, delivered[d] / size[d])
-    if lead == math.inf:
-        return math.inf
-    return max(lead * size[c] + g.slack[c] - (size[c] - remaining[c]), 0.0)
+        # Pipeline gates (engine.transport.gates): lead the least-delivered neighbour by
+        # at most the slack. Written out here: a helper taking arrays, called once per
+        # class per step, costs a reference count per array per call (see `_goodput`).
+        lead = math.inf
+        for i in range(gptr[c], gptr[c + 1]):
+            d = gcls[i]
+            if finish[d] == math.inf:
+                lead = min(lead, delivered[d] / size[d])
+        if lead < math.inf:
+            room = lead * size[c] + slack[c] - (size[c] - remaining[c])
+            offer[c] = min(offer[c], max(room, 0.0))
 
 
 @njit(cache=True, nogil=True, inline="always")
