@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from engine.model.scenario import DeviceGroup, LinkBundle
 from engine.topology.template_parts import group
 
-POD_WIDTH = 260.0  # scene units between the pods' columns (a card and a gap)
+POD_WIDTH = 300.0  # scene units between the pods' columns: a card and a clear gap
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,9 @@ def pod_parts(
             group(ids["leaf"], "switch", switch, plan.leaves, "leaf", x),
             group(ids["spine"], "switch", switch, plan.spines, "spine", x),
         ]
-        pod[0].name = f"Pod {p}: {plan.racks} NVL72 racks"
-        pod[1].name = f"Pod {p} leaves ({nics} rails on {plan.leaves})"
+        # short names, whole on a card: "Pod 3 racks" over "Pod 3 leaves" over "Pod 3 spines"
+        pod[0].name = f"Pod {p} racks"
+        pod[1].name = f"Pod {p} leaves"
         pod[2].name = f"Pod {p} spines"
         groups += pod
         bundles += [
@@ -142,6 +143,6 @@ def pod_parts(
             ),
         ]  # fmt: skip
     core = group("core", "switch", switch, plan.cores, "core", plan.pods * POD_WIDTH / 2)
-    core.name = f"Core ({plan.spines} spine planes of {plan.cores_per_spine})"
+    core.name = "Core"
     groups.append(core)
     return groups, bundles
