@@ -53,6 +53,7 @@ OPTIONAL: dict[str, str] = {
     "port_buffer_bytes": "positive",
     "buffer_mb": "positive",
     "nvlink_links": "count",
+    "scalable_unit_servers": "count",
 }
 RULE_TEXT = {
     "count": "a whole number of at least 1",

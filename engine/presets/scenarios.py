@@ -129,6 +129,22 @@ def _gb200_nvl72_576() -> Scenario:
     )
 
 
+def _gb200_nvl72_4608() -> Scenario:
+    return _named(
+        nvl72(4608, "gb200-nvl72", "qm9700"),
+        "gb200-nvl72-ib-4608",
+        "64 GB200 NVL72 racks (4,608 GPUs in 72-GPU NVLink domains): 8 scalable units of 8 "
+        "racks, as NVIDIA's DGX GB200 SuperPOD reference architecture builds them (it scales "
+        "to 128 racks and beyond), each a pod of its own on a 3-tier Quantum-2 NDR InfiniBand "
+        "fabric: the racks' 72 ConnectX-7 rails folded onto 24 leaves a pod (3 NICs of every "
+        "rack per leaf), 24 spines a pod, 72 core switches joining the pods' spines, "
+        "non-blocking at every tier. The switch counts are derived from the ports (the "
+        "reference architecture publishes no multi-SU table for GB200). Adaptive routing.",
+        ["infiniband", "ndr", "nvl72", "superpod", "3-tier", "4608"],
+        "adaptive",
+    )
+
+
 def _ib_pods_ethernet_core_256() -> Scenario:
     return _named(
         hybrid(256, "dgx-h100", "qm9700"),
@@ -181,6 +197,7 @@ PRESETS: dict[str, Callable[[], Scenario]] = {
     "b300-ib-xdr-1152": _b300_xdr_1152,
     "b300-spectrumx-2plane-1k": _b300_spectrumx_planes_1k,
     "gb200-nvl72-ib-576": _gb200_nvl72_576,
+    "gb200-nvl72-ib-4608": _gb200_nvl72_4608,
     "h100-ib-pods-eth-core-256": _ib_pods_ethernet_core_256,
     "h100-ib-roce-pods-256": _ib_and_roce_pods_256,
     "h100-ib-pods-storage-256": _ib_pods_storage_256,

@@ -27,6 +27,7 @@ PRESET_NAMES = [
     "b300-ib-xdr-1152",
     "b300-spectrumx-2plane-1k",
     "gb200-nvl72-ib-576",
+    "gb200-nvl72-ib-4608",
     "h100-ib-pods-eth-core-256",
     "h100-ib-roce-pods-256",
     "h100-ib-pods-storage-256",

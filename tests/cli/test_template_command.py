@@ -55,5 +55,17 @@ def test_template_refusals_name_the_reason(capsys):
     assert "makes 2 link(s)" in capsys.readouterr().err
     assert main(["template", "nvl72", "--planes", "2"]) == 2
     assert "takes no --planes" in capsys.readouterr().err
-    assert main(["template", "nvl72", "--gpus", "2304"]) == 2
-    assert "at most 1,152 GPUs" in capsys.readouterr().err
+    assert main(["template", "nvl72", "--gpus", str(72 * 33)]) == 2  # not whole SUs of 8 racks
+    assert "the nearest GPU counts that build are 2,304 or 2,880" in capsys.readouterr().err
+
+
+def test_template_builds_the_64_rack_superpod_in_pods(tmp_path, capsys):
+    path = tmp_path / "superpod.json"
+    assert main(["template", "nvl72", "--gpus", "4608", "--out", str(path)]) == 0
+    assert "64 × gb200-nvl72 in 8 pods of 8" in capsys.readouterr().out
+    assert path.read_text(encoding="utf-8").strip() == to_json(generate("nvl72", gpus=4608))
+    groups = {g["id"]: g for g in json.loads(path.read_text(encoding="utf-8"))["groups"]}
+    assert {f"p{p}-servers" for p in range(1, 9)} <= set(groups) and "p9-servers" not in groups
+    assert groups["core"]["tier"] == "core"
+    assert main(["validate", str(path)]) == 0
+    assert "4,608 GPUs" in capsys.readouterr().out

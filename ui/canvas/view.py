@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene, QGraphicsView, 
 from engine.analysis import TierUtilization, bundle_tier_labels, tier_peak, tier_utilization
 from engine.model.errors import Problem
 from engine.model.networks import storage_ids
+from engine.model.pods import pods
 from engine.model.scenario import TIERS, DeviceGroup, LinkBundle, Scenario
 from ui.canvas.context_menu import CanvasContextMenu
 from ui.canvas.gestures import CanvasGestures
@@ -33,7 +34,7 @@ from ui.canvas.heat import (
 )
 from ui.canvas.items import EdgeItem, NodeItem, group_technology
 from ui.canvas.layout import BAND_H, node_positions, tier_title, tier_y, tiers_in_use
-from ui.canvas.network_frame import NetworkFrame
+from ui.canvas.network_frame import NetworkFrame, PodFrame
 from ui.document.document import ScenarioDocument
 from ui.theme import LIGHT, Theme, color
 
@@ -74,6 +75,7 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
         self.tiers: list[str] = []
         self.nodes: dict[str, NodeItem] = {}
         self.storage_frame: NetworkFrame | None = None  # the storage network's, if any
+        self.pod_frames: list[PodFrame] = []  # one a pod (engine.model.pods), if any
         # its items, never coloured by the compute fabric's utilization or congestion
         self.storage_groups: set[str] = set()
         self.storage_bundles: set[str] = set()
@@ -112,7 +114,7 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
             self._cancel_connect()
             scene.clear()
             self.nodes, self.edges = {}, {}
-            self.storage_frame = None
+            self.storage_frame, self.pod_frames = None, []
             scenario = self.document.scenario
             self.positions = positions = self.layout(scenario)
             self.tiers = tiers_in_use(scenario)
@@ -130,6 +132,12 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
             if storage:
                 self.storage_frame = NetworkFrame([positions[g] for g in storage], self.theme)
                 scene.addItem(self.storage_frame)
+            for number, ids in enumerate(pods(scenario), start=1):
+                servers = scenario.group(ids[0])
+                size = f"{servers.count} × {servers.model}"
+                frame = PodFrame([positions[g] for g in ids], self.theme, number, size)
+                scene.addItem(frame)
+                self.pod_frames.append(frame)
             for b in scenario.bundles:
                 if b.a in positions and b.b in positions:
                     edge = EdgeItem(b, positions[b.a], positions[b.b], self.theme)
@@ -170,6 +178,10 @@ class FabricCanvas(CanvasContextMenu, CanvasGestures, QGraphicsView):
             node.set_theme(theme)
         for edge in self.edges.values():
             edge.set_theme(theme)
+        for frame in [self.storage_frame, *self.pod_frames]:
+            if frame is not None:
+                frame.theme = theme
+                frame.update()
         self.show_problems(self.document.problems)
         self.viewport().update()
 

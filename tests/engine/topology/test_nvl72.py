@@ -1,7 +1,8 @@
 """GB200 NVL72 racks as the unit of scale-up: 4 and 8 racks build on folded rails (a few
 leaves, not 72), expand with every NIC cabled once and every leaf port within its radix, and
-run a training step; sizes beyond two tiers are refused with the largest that builds; the
-rail-optimized template's refusal names GPU counts that really build."""
+run a training step; sizes beyond two tiers build pods under a core (test_nvl72_pods), while
+a 128-port switch keeps 64 racks on two; the rail-optimized template's refusal names GPU
+counts that really build."""
 
 from __future__ import annotations
 
@@ -39,10 +40,11 @@ def test_nvl72_racks_on_folded_rails_expand_and_train(racks, leaves, catalog):
     )
 
 
-def test_nvl72_beyond_two_tiers_names_the_largest_that_builds(catalog):
-    with pytest.raises(ScenarioError, match="at most 1,152 GPUs"):
-        generate("nvl72", gpus=72 * 32, catalog=catalog)
-    generate("nvl72", gpus=1152, catalog=catalog)  # and that one builds
+def test_nvl72_beyond_two_tiers_builds_pods_and_a_wider_switch_stays_on_two(catalog):
+    s = generate("nvl72", gpus=1152, catalog=catalog)  # 16 racks: the last 2-tier size
+    assert {g.tier for g in s.groups} == {"server", "leaf", "spine"}
+    s = generate("nvl72", gpus=72 * 32, catalog=catalog)  # past it: pods under a core
+    assert "core" in {g.tier for g in s.groups}
     s = generate("nvl72", gpus=72 * 64, switch="sn5600", speed_gbps=400.0, catalog=catalog)
     assert {g.tier: g.count for g in s.groups}["leaf"] == 72
 
