@@ -115,17 +115,70 @@ def test_a_large_storage_network_gets_spines_and_builds(catalog):
     assert net is not None and net.n_servers == 128 + 32
 
 
+def _without_front_end(catalog, model: str):
+    """`catalog` with `model`'s front-end ports taken out (as a user-defined server may be)."""
+    d = catalog.devices[model]
+    fields = {k: v for k, v in d.fields.items() if not k.startswith("frontend_")}
+    return replace(catalog, devices={**catalog.devices, model: replace(d, fields=fields)})
+
+
 def test_a_server_without_front_end_ports_cannot_join_the_storage_network(catalog):
+    bare = _without_front_end(catalog, "hgx-h100")
     _, s = _design(catalog, 2)
     s.groups[0] = replace(s.groups[0], model="hgx-h100")
-    wheres = {p.where: p.message for p in check_structure(s, catalog)}
+    wheres = {p.where: p.message for p in check_structure(s, bare)}
     assert "front-end" in wheres[f"groups[{s.groups[0].id}]"]
     with pytest.raises(ScenarioError, match="front-end"):
         add_storage(
-            generate("leaf-spine", gpus=32, server="hgx-h100", switch="sn5600", catalog=catalog),
+            generate("leaf-spine", gpus=32, server="hgx-h100", switch="sn5600", catalog=bare),
             2,
-            catalog=catalog,
+            catalog=bare,
         )
+
+
+def test_every_catalog_server_has_sourced_front_end_ports(catalog):
+    """Each GPU server names its front-end NIC, port count and speed, each with a source or
+    an assumption, and the NIC runs at that speed."""
+    for server in catalog.of_kind("server"):
+        for name in ("frontend_nic", "frontend_nics_per_server", "frontend_port_gbps"):
+            figure = server.fields[name]
+            assert figure.source or figure.assumption, (server.id, name)
+        nic = catalog.get(server.value("frontend_nic"), "nic")
+        assert float(server.value("frontend_port_gbps")) in {
+            float(v) for v in nic.value("port_modes_gbps")
+        }, server.id
+
+
+@pytest.mark.parametrize(
+    ("template", "server", "gpus", "switch"),
+    [
+        ("leaf-spine", "dgx-b200", 32, "qm9700"),
+        ("leaf-spine", "hgx-h100", 32, "qm9700"),
+        ("leaf-spine", "hgx-h100-bf3", 32, "sn5600"),
+        ("leaf-spine", "hgx-b300", 32, "q3400"),
+        ("leaf-spine", "dgx-a100", 32, "qm8700"),
+        ("nvl72", "gb200-nvl72", 144, "qm9700"),
+    ],
+)
+def test_a_storage_network_on_other_servers_takes_bytes_over_the_narrower_end(
+    catalog, template, server, gpus, switch
+):
+    """The closed form of the DGX H100 case on each server's own front-end ports: a
+    checkpoint of B bytes per GPU takes G x B / min(servers' front-end, nodes' ports)."""
+    base = generate(template, gpus=gpus, server=server, switch=switch, catalog=catalog)
+    s = add_storage(base, 2, catalog=catalog)
+    assert check_structure(s, catalog) == []
+    size = 2.0**30
+    srv, node = catalog.get(server, "server"), catalog.get("storage-node-2x400g", "storage")
+    servers = gpus // srv.value("gpus_per_server")
+    s.jobs = [Job("ckpt", gpus, "checkpoint", message_bytes=size)]
+    fe = servers * srv.value("frontend_nics_per_server") * srv.value("frontend_port_gbps")
+    ports = 2 * node.value("ports") * node.value("port_gbps")
+    fabric = expand(s, catalog)
+    traffic, alone, _ = interference(fabric, s.jobs)[0]
+    assert traffic.on_storage and traffic.src.size == gpus
+    limit = min(_roce_Bps(catalog, fe), _roce_Bps(catalog, ports))
+    assert alone.time_s - alone.latency_s == pytest.approx(gpus * size / limit, rel=1e-9)
 
 
 def test_an_unknown_storage_model_is_named(catalog):
