@@ -16,7 +16,9 @@ per ring step, so its slowdown is what the others' traffic costs it. Two jobs on
 halves of a non-blocking fabric keep their speed; two whose rings cross one link share it.
 A design with a storage network (`engine.model.networks`) runs its checkpoint writes there,
 from the GPU servers' front-end ports to its storage nodes, so they share no link with the
-jobs on the compute fabric and slow only each other.
+jobs on the compute fabric and slow only each other; a storage node takes writes no faster
+than its drives (catalog ``drives`` x ``drive_write_GBps``), shared max-min fairly like a
+link, so a checkpoint bound by the drives takes bytes / (nodes x drive bandwidth).
 """
 
 # Names carry their unit as the engine spells it (Bps: bytes per second).
@@ -31,7 +33,7 @@ import numpy as np
 from engine.collectives.stage_rates import route_rates
 from engine.jobs.placement import place_jobs
 from engine.model.jobs import Job
-from engine.routing.router import Router
+from engine.routing.router import RoutedFlows, Router
 from engine.topology.expand import Fabric
 
 
@@ -119,6 +121,33 @@ class JobTiming:
     time_s: float
 
 
+def _with_write_limits(
+    fabric: Fabric, routed: RoutedFlows, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """The rate problem of `routed` (paths, weights, capacities, cache key) with each
+    server's write limit (`Fabric.server_write_Bps`: a storage node's drives) as one more
+    link at the end of every flow into it, so max-min fairness shares the drives too."""
+    plain = (routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity)
+    limits = fabric.server_write_Bps
+    if limits is None or routed.n_flows == 0:
+        return (*plain, routed.key)
+    ptr = routed.flow_ptr
+    server = fabric.gpu_server[dst[routed.connection]]
+    extra = np.isfinite(limits[server]) & (np.diff(ptr) > 0)  # routed flows into a limit
+    new_ptr = np.zeros_like(ptr)
+    np.cumsum(np.diff(ptr) + extra, out=new_ptr[1:])
+    shift = np.cumsum(extra) - extra  # extra entries before each flow
+    flow_of = np.repeat(np.arange(routed.n_flows), np.diff(ptr))
+    link = np.empty(int(new_ptr[-1]), dtype=routed.entry_link.dtype)
+    weight = np.empty(int(new_ptr[-1]), dtype=routed.entry_weight.dtype)
+    at = np.arange(ptr[-1]) + shift[flow_of]
+    link[at], weight[at] = routed.entry_link, routed.entry_weight
+    last = new_ptr[1:][extra] - 1
+    link[last], weight[last] = fabric.n_links + server[extra], 1.0
+    capacity = np.concatenate([fabric.link_capacity, limits])
+    return new_ptr, link, weight, capacity, ""  # no cache key: the capacities differ
+
+
 def _timings(fabric: Fabric, traffic: list[JobTraffic], router: Router) -> list[JobTiming]:
     """Time of each job when `traffic` (some jobs) runs at once."""
     busy = [t for t in traffic if t.src.size]
@@ -135,9 +164,7 @@ def _timings(fabric: Fabric, traffic: list[JobTraffic], router: Router) -> list[
         policy,
         connection_bytes=np.repeat([t.flow_bytes for t in busy], [t.src.size for t in busy]),
     )
-    rates = route_rates(
-        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
-    )
+    rates = route_rates(*_with_write_limits(fabric, routed, dst))
     per_conn = np.bincount(routed.connection, weights=rates, minlength=routed.n_connections)
     flow_of = np.repeat(np.arange(routed.n_flows), np.diff(routed.flow_ptr))
     lat = np.bincount(

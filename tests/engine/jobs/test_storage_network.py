@@ -5,7 +5,8 @@ untouched.
 Closed form: on a non-blocking storage network every checkpoint write crosses only the
 writer's front-end port and a storage node's port, so a checkpoint of B bytes takes
 B / min(writers' front-end bandwidth, storage nodes' bandwidth) plus one path latency, each
-bandwidth the ports' line rate after RoCE's header efficiency (catalog figures); behind a
+bandwidth the ports' line rate after RoCE's header efficiency (catalog figures), a storage
+node's bandwidth no more than its drives write (drives x sequential write); behind a
 thin storage spine, the cross-section between the writers' and the nodes' leaves takes the
 place of the narrower end.
 """
@@ -35,6 +36,11 @@ def _design(catalog, nodes: int, gpus: int = 32):
     return base, add_storage(base, nodes, catalog=catalog)
 
 
+def _drive_Bps(node) -> float:  # noqa: N802 (bytes per second)
+    """What one storage node's drives write: drives x sequential write (catalog)."""
+    return node.value("drives") * node.value("drive_write_GBps") * 1e9
+
+
 def _roce_Bps(catalog, gbps: float) -> float:  # noqa: N802 (bytes per second)
     tech = catalog.technology("roce")
     eff = header_efficiency(
@@ -55,7 +61,8 @@ def test_checkpoint_time_is_bytes_over_the_narrower_of_writers_and_storage_nodes
     storage = nodes * node.value("ports") * node.value("port_gbps")
     traffic, alone, shared = interference(expand(s, catalog), s.jobs)[0]
     assert traffic.on_storage and traffic.src.size == 32
-    expected = 32 * size / _roce_Bps(catalog, min(writers, storage))
+    limit = min(_roce_Bps(catalog, min(writers, storage)), nodes * _drive_Bps(node))
+    expected = 32 * size / limit
     assert alone.time_s - alone.latency_s == pytest.approx(expected, rel=1e-9)
     assert shared.time_s == pytest.approx(alone.time_s)
 
@@ -177,8 +184,41 @@ def test_a_storage_network_on_other_servers_takes_bytes_over_the_narrower_end(
     fabric = expand(s, catalog)
     traffic, alone, _ = interference(fabric, s.jobs)[0]
     assert traffic.on_storage and traffic.src.size == gpus
-    limit = min(_roce_Bps(catalog, fe), _roce_Bps(catalog, ports))
+    limit = min(_roce_Bps(catalog, fe), _roce_Bps(catalog, ports), 2 * _drive_Bps(node))
     assert alone.time_s - alone.latency_s == pytest.approx(gpus * size / limit, rel=1e-9)
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+def test_a_checkpoint_bound_by_the_drives_takes_bytes_over_nodes_times_drive_bandwidth(
+    catalog, nodes
+):
+    """Closed form: the catalog node's six drives write 6 x 7 GB/s = 42 GB/s, below its two
+    400G ports (about 97 GB/s after RoCE headers), so a checkpoint of B bytes in all takes
+    B / (nodes x 42 GB/s) plus a path latency (the writes spread evenly: the node count
+    divides each front-end port's 16 writers); with drives as fast as the ports the ports
+    bound it again."""
+    node = catalog.get("storage-node-2x400g", "storage")
+    assert nodes * _drive_Bps(node) < _roce_Bps(catalog, nodes * 2 * 400.0)
+    _, s = _design(catalog, nodes)
+    size = 2.0**30
+    s.jobs = [Job("ckpt", 32, "checkpoint", message_bytes=size)]
+    _, alone, shared = interference(expand(s, catalog), s.jobs)[0]
+    total = 32 * size
+    assert alone.time_s - alone.latency_s == pytest.approx(
+        total / (nodes * _drive_Bps(node)), rel=1e-9
+    )
+    assert shared.time_s == pytest.approx(alone.time_s)
+    fast = replace(
+        node,
+        fields={
+            **node.fields,
+            "drive_write_GBps": replace(node.fields["drive_write_GBps"], value=1e3),
+        },
+    )
+    quick = replace(catalog, devices={**catalog.devices, node.id: fast})
+    _, alone, _ = interference(expand(s, quick), s.jobs)[0]
+    ports = _roce_Bps(catalog, nodes * 2 * 400.0)
+    assert alone.time_s - alone.latency_s == pytest.approx(total / ports, rel=1e-9)
 
 
 def test_an_unknown_storage_model_is_named(catalog):
