@@ -16,9 +16,12 @@ per ring step, so its slowdown is what the others' traffic costs it. Two jobs on
 halves of a non-blocking fabric keep their speed; two whose rings cross one link share it.
 A design with a storage network (`engine.model.networks`) runs its checkpoint writes there,
 from the GPU servers' front-end ports to its storage nodes, so they share no link with the
-jobs on the compute fabric and slow only each other; a storage node takes writes no faster
-than its drives (catalog ``drives`` x ``drive_write_GBps``), shared max-min fairly like a
-link, so a checkpoint bound by the drives takes bytes / (nodes x drive bandwidth).
+jobs on the compute fabric and slow only each other; so do its inference jobs' requests
+and responses (north-south traffic, between the serving GPUs' and the front-ends' front-end
+ports), background traffic that meets the checkpoints there. A storage node takes writes
+no faster than its drives (catalog ``drives`` x ``drive_write_GBps``), shared max-min
+fairly like a link, so a checkpoint bound by the drives takes bytes / (nodes x drive
+bandwidth).
 """
 
 # Names carry their unit as the engine spells it (Bps: bytes per second).
@@ -51,19 +54,26 @@ class JobTraffic:
     on_storage: bool = False  # runs on the design's storage network, not the compute fabric
 
 
+def _frontend_ports(net: Fabric, gpus: np.ndarray) -> np.ndarray:
+    """The endpoint on the storage (front-end) network `net` through which each of `gpus`
+    reaches it: the front-end port of its part of its server (the port's endpoint GPU; the
+    PCIe hop to it is not modelled); the GPU itself where its server has no working port
+    (the routing then says what is unreachable)."""
+    owners = np.flatnonzero(net.gpu_line_rate > 0)
+    if owners.size == 0:  # every front-end cable down
+        return gpus
+    at = owners[np.maximum(np.searchsorted(owners, gpus, side="right") - 1, 0)]
+    return np.where(net.gpu_server[at] == net.gpu_server[gpus], at, gpus)
+
+
 def _storage_writes(net: Fabric, servers: np.ndarray, n_servers: int) -> tuple[np.ndarray, ...]:
     """Checkpoint writes of `servers` on the storage network `net`: each GPU's bytes leave
-    through the front-end port of its part of the server (the port's endpoint GPU; the PCIe
-    hop to it is not modelled) and go to the storage nodes (the servers of `net` after the
-    `n_servers` GPU servers), round robin among the writes leaving by the same port, so each
-    port's writes spread over every node."""
+    through its front-end port (`_frontend_ports`) and go to the storage nodes (the servers
+    of `net` after the `n_servers` GPU servers), round robin among the writes leaving by the
+    same port, so each port's writes spread over every node."""
     first = net.server_first_gpu
     gpus = np.concatenate([np.arange(first[s], first[s + 1]) for s in servers])
-    owners = np.flatnonzero(net.gpu_line_rate > 0)
-    if owners.size == 0:  # every front-end cable down: the routing says what is unreachable
-        owners = gpus
-    at = owners[np.maximum(np.searchsorted(owners, gpus, side="right") - 1, 0)]
-    src = np.where(net.gpu_server[at] == net.gpu_server[gpus], at, gpus)
+    src = _frontend_ports(net, gpus)
     nodes = first[np.arange(n_servers, net.n_servers)]
     port = src - first[net.gpu_server[src]]  # which front-end port (its endpoint's index)
     order = np.argsort(port, kind="stable")
@@ -94,9 +104,13 @@ def job_traffic(fabric: Fabric, jobs: list[Job]) -> list[JobTraffic]:
             writers = np.repeat(servers, per)
             targets = storage[np.arange(writers.shape[0]) // per % storage.shape[0]]
             src, dst = _gpu(fabric, writers, local), _gpu(fabric, targets, local)
+            front = job.kind == "inference" and fabric.storage is not None
+            if front:  # north-south: through both servers' front-end ports
+                src = _frontend_ports(fabric.storage, src)
+                dst = _frontend_ports(fabric.storage, dst)
             if job.kind == "inference":  # requests in from the front-ends, responses out
                 src, dst = np.concatenate([dst, src]), np.concatenate([src, dst])
-                out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 2))
+                out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 2, front))
             else:
                 out.append(JobTraffic(job, servers, src, dst, job.message_bytes, 1))
             continue

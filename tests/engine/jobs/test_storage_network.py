@@ -290,3 +290,26 @@ def test_a_thin_storage_spine_bounds_the_checkpoint_by_its_cross_section(catalog
     assert alone.time_s - alone.latency_s == pytest.approx(
         32 * size / _roce_Bps(catalog, cross), rel=1e-9
     )
+
+
+def test_inference_runs_on_the_front_end_network_through_the_front_end_ports(catalog):
+    """With a front-end (storage) network, an inference job's requests and responses are
+    north-south traffic through both servers' front-end ports: 4 GPUs share each 400G port,
+    so each request of B bytes takes 4 B / 400G (after RoCE headers) plus two path
+    latencies, and the training job on the compute fabric keeps its speed."""
+    _, s = _design(catalog, 2)
+    size = 2.0**28
+    s.jobs = [Job("train", 16), Job("serve", 8, "inference", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    found = interference(expand(s, catalog), s.jobs)
+    (train, t_alone, t_shared), (serve, alone, shared) = found
+    assert not train.on_storage and t_shared.time_s == pytest.approx(t_alone.time_s)
+    assert serve.on_storage and serve.src.size == 16  # 8 requests in, 8 responses out
+    net = expand(s, catalog).storage
+    assert set(net.gpu_server[serve.src]) == {2, 3}  # the serving and the front-end server
+    assert np.all(net.gpu_line_rate[serve.src] > 0)  # each flow starts at a front-end port
+    expected = 4 * size / _roce_Bps(catalog, 400.0)
+    assert alone.time_s - 2 * alone.latency_s == pytest.approx(expected, rel=1e-9)
+    assert shared.time_s == pytest.approx(alone.time_s)
+    notes = shared_run(s, catalog).notes
+    assert any("front-end (storage) network" in note for note in notes)
