@@ -209,5 +209,11 @@ def interference(fabric: Fabric, jobs: list[Job]) -> list[tuple[JobTraffic, JobT
     for on, router in routers.items():
         mine = [t for t in traffic if t.on_storage == on]
         shared.update(zip(map(id, mine), _timings(nets[on], mine, router), strict=True))
-    alone = [_timings(nets[t.on_storage], [t], routers[t.on_storage])[0] for t in traffic]
+    sharing = {on: sum(t.on_storage == on for t in traffic) for on in routers}
+    alone = [  # a job alone on its network was just timed: the same demand, not routed again
+        shared[id(t)]
+        if sharing[t.on_storage] == 1
+        else _timings(nets[t.on_storage], [t], routers[t.on_storage])[0]
+        for t in traffic
+    ]
     return [(t, a, shared[id(t)]) for t, a in zip(traffic, alone, strict=True)]
