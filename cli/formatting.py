@@ -14,6 +14,7 @@ from engine.analysis import (
     Measurement,
     NcclTestsRun,
     PermutationResult,
+    StorageSummary,
     TopologySummary,
     TrainingResult,
     TransportStudy,
@@ -38,6 +39,8 @@ def format_report(report: EvaluationResult, traffic: bool = False) -> str:
         lines += ["", format_training(report.training)]
     if report.cost is not None:
         lines += ["", format_cost(report.cost, report.topology.name)]
+    if report.storage is not None:
+        lines += ["", format_storage(report.storage)]
     lines += report.warnings
     return "\n".join(lines)
 
@@ -56,6 +59,31 @@ def format_topology(t: TopologySummary) -> str:
         lines.append(
             "  oversubscription:   "
             + ", ".join(f"{tier} {v:.2f}:1" for tier, v in t.oversubscription.items())
+        )
+    return "\n".join(lines)
+
+
+def format_storage(s: StorageSummary) -> str:
+    """The storage network beside the compute fabric: its parts, the bandwidth at each end
+    and the checkpoint written over it (what bounds it)."""
+    nodes = ", ".join(f"{n:,} x {model}" for model, n in s.node_models.items())
+    switches = ", ".join(f"{n:,} {tier}" for tier, n in s.switches.items())
+    drives = "not given" if s.node_drives_Bps is None else _gbps(s.node_drives_Bps)
+    lines = [
+        f"storage network: {s.nodes:,} storage nodes ({nodes}); switches: {switches}",
+        f"  cables: {s.cables_working:,} of {s.cables_total:,} working; "
+        f"{s.frontend_ports:,} server front-end ports",
+        f"  bandwidth: servers' front-end {_gbps(s.frontend_Bps)}, storage nodes' ports "
+        f"{_gbps(s.node_ports_Bps)}, their drives {drives}",
+    ]
+    size = _binary_size(s.checkpoint_bytes_per_gpu)
+    head = f"  checkpoint ({s.checkpoint_source}): {s.checkpoint_gpus:,} GPUs x {size}"
+    if s.checkpoint_s is None or s.checkpoint_Bps is None:
+        lines.append(f"{head}: not run ({s.checkpoint_error})")
+    else:
+        lines.append(
+            f"{head}: {s.checkpoint_s:.3f} s at {_gbps(s.checkpoint_Bps)} "
+            f"({s.checkpoint_Bps / 1e9:,.1f} GB/s), bound by the {s.checkpoint_bound}"
         )
     return "\n".join(lines)
 

@@ -23,7 +23,8 @@ def default_bundle(
     Server→switch: ``rail`` when the switch count is a multiple of the server's NICs per
     server, else ``full``, at the server NIC's port speed. Switch→switch: ``full`` at
     400 G. Into a storage network (`engine.model.networks`) the storage node's ports, or the
-    server's front-end ports, set the rail and the speed. Two server groups, a group with
+    server's front-end ports, set the rail (``striped`` over the switches when a server has
+    a whole multiple of their count) and the speed. Two server groups, a group with
     itself or an unknown group give ``None``.
     """
     try:
@@ -38,10 +39,13 @@ def default_bundle(
     pattern, speed = "full", DEFAULT_SPEED_GBPS
     storage, _ = storage_ids(scenario)
     ports = _storage_ports(a, catalog) if b.id in storage else None
+    blocks = 1
     if ports is not None:  # into the storage network: the front-end or storage node ports
         nics, port = ports
         if nics > 0 and b.count % nics == 0:
             pattern = "rail"
+        elif b.count > 0 and nics % b.count == 0:  # more ports than switches: round robin
+            pattern, blocks = "striped", b.count
         speed = float(port)
     elif a.kind == "server":
         nics, port = 0, None
@@ -59,7 +63,9 @@ def default_bundle(
             pattern = "rail"
         if port:
             speed = float(port)
-    return LinkBundle(id=f"{a.id}-{b.id}", a=a.id, b=b.id, pattern=pattern, speed_gbps=speed)
+    return LinkBundle(
+        id=f"{a.id}-{b.id}", a=a.id, b=b.id, pattern=pattern, speed_gbps=speed, blocks=blocks
+    )
 
 
 def _storage_ports(g: DeviceGroup, catalog: Catalog) -> tuple[int, float] | None:

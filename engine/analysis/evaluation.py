@@ -25,6 +25,8 @@ from engine.analysis.results import (
     TopologySummary,
     TrainingResult,
 )
+from engine.analysis.results.storage import StorageSummary
+from engine.analysis.storage_network import storage_summary
 from engine.catalog.devices import Catalog, default_catalog
 from engine.collectives.stage_rates import route_rates
 from engine.flows.arrivals import phase_rates
@@ -209,7 +211,9 @@ def evaluate(
     ``None`` in the result. `progress` hears how far the run got and can stop it between
     chunks (`engine.runtime.progress.RunCancelledError`). With `keep_going`, a training step
     or cost report that cannot be computed leaves its reason in ``training_error`` /
-    ``cost_error`` and the rest of the result stands.
+    ``cost_error`` and the rest of the result stands. A design with a storage network gets
+    its summary and a checkpoint over it (`engine.analysis.storage_network`) whatever the
+    parts.
     """
     checkpoint(progress, 0.0, "expand")
     t0 = time.perf_counter()
@@ -256,6 +260,8 @@ def evaluate(
             if not keep_going:
                 raise
             found["cost_error"] = exc.brief()
+    if fabric.storage is not None:  # beside the compute fabric: its parts and a checkpoint
+        found["storage"] = StorageSummary.from_dict(storage_summary(fabric))
     checkpoint(progress, 1.0, "done")
     return EvaluationResult(
         **found, warnings=tuple(str(w) for w in fabric.warnings), expand_s=t_expand

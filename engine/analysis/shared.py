@@ -37,6 +37,13 @@ STORAGE_NOTE = (
     "the compute fabric"
 )
 
+FRONTEND_NOTE = (
+    "inference jobs: each GPU takes its bytes of requests from the servers no job holds (the "
+    "front-ends) and sends as many bytes of responses back, both at once, plus two path "
+    "latencies, over the design's front-end (storage) network through both servers' "
+    "front-end ports, where they meet the checkpoint writes and leave the compute fabric"
+)
+
 OPS_SHOWN = {"checkpoint": "write", "inference": "request/response"}
 
 
@@ -77,7 +84,7 @@ def shared_run(scenario: Scenario, catalog: Catalog) -> SharedResult:
     notes = NOTES
     if fabric.storage is not None:
         nodes = fabric.storage.n_servers - fabric.n_servers
-        notes = (NOTES[0], STORAGE_NOTE.format(nodes=nodes), *NOTES[2:])
+        notes = (NOTES[0], STORAGE_NOTE.format(nodes=nodes), FRONTEND_NOTE, *NOTES[3:])
     return SharedResult(
         scenario=scenario.metadata.name,
         jobs=tuple(rows),

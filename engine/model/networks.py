@@ -90,6 +90,16 @@ def node_id(storage_model: str) -> str:
     return storage_model + NODE
 
 
+def node_write_Bps(device: Device) -> float:  # noqa: N802 (bytes per second)
+    """What a storage node's drives can write, bytes/s: its drive count times each drive's
+    sequential write (catalog ``drives``, ``drive_write_GBps``); infinite when the entry
+    gives no drive figures. The node writes at the smaller of this and its ports' rate
+    (`engine.jobs.interference` adds it as a limit at the node)."""
+    if not (device.has("drives") and device.has("drive_write_GBps")):
+        return float("inf")
+    return float(device.value("drives")) * float(device.value("drive_write_GBps")) * 1e9
+
+
 def _frontend(device: Device) -> Device:
     fields = {k: v for k, v in device.fields.items() if k != "nic_cages"}
     for name, source in _FRONTEND_FIELDS.items():

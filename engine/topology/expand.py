@@ -18,7 +18,7 @@ import numpy as np
 from engine.catalog.devices import Catalog, default_catalog
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
-from engine.model.networks import split_networks, storage_catalog
+from engine.model.networks import NODE, node_write_Bps, split_networks, storage_catalog
 from engine.model.scenario import DeviceGroup, LinkBundle, Scenario
 from engine.model.validation import check_structure, members
 from engine.runtime.memory import memory_limit
@@ -207,8 +207,22 @@ def expand(scenario: Scenario, catalog: Catalog | None = None) -> Fabric:
                     for p in exc.problems
                 ]
             ) from None
+        storage = replace(storage, server_write_Bps=_write_limits(storage, storage_catalog(cat)))
         return replace(_expand_checked(parts.compute, cat), storage=storage)
     return _expand_checked(scenario, cat)
+
+
+def _write_limits(fabric: Fabric, cat: Catalog) -> np.ndarray | None:
+    """Per server of a storage network what its drives can take in (`node_write_Bps` of
+    a storage node, inf for the GPU servers); ``None`` when no node has drive figures."""
+    by_group = np.array(
+        [
+            node_write_Bps(cat.devices[g.model]) if g.model.endswith(NODE) else np.inf
+            for g in fabric.scenario.groups
+        ]
+    )
+    limits = by_group[fabric.server_group]
+    return limits if np.isfinite(limits).any() else None
 
 
 def _expand_checked(scenario: Scenario, cat: Catalog) -> Fabric:

@@ -48,6 +48,9 @@ class Fabric:
     warnings: list[Problem] = field(default_factory=list)
     bundle_ethernet: np.ndarray | None = None  # bool per bundle in a hybrid fabric, else None
     storage: Fabric | None = None  # the design's storage network (engine.model.networks)
+    # float64 bytes/s per server that its writes into it cannot exceed (a storage node's
+    # drives), inf where only the links bound them; None: no such limit anywhere
+    server_write_Bps: np.ndarray | None = None  # noqa: N815 (bytes per second)
 
     @property
     def n_nodes(self) -> int:

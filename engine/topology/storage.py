@@ -7,9 +7,11 @@ network, apart from the compute fabric (catalog source ``nv-basepod-network``). 
 builds that network beside a template's compute fabric: one leaf per front-end port (a
 rail, as the bonded pair goes to two switches) holding one port of every GPU server and of
 every storage node, non-blocking; when the ports do not fit one switch, each rail is split
-into blocks of leaves with as many uplinks as down ports to a spine group. The storage nodes
-and switches sit to the right of the compute fabric on the canvas, named as the storage
-network's; `engine.model.networks` keeps them out of the compute fabric's evaluation.
+into blocks of leaves with as many uplinks as down ports to a spine group. A server with more
+front-end ports than the node has rails (a GB200 NVL72 rack: two per compute tray) spreads
+them over the leaves round robin (the ``striped`` pattern: port i to leaf i mod leaves).
+The storage nodes and switches sit to the right of the compute fabric on the canvas, named
+as the storage network's; `engine.model.networks` keeps them out of the compute fabric's evaluation.
 """
 
 from __future__ import annotations
@@ -56,40 +58,55 @@ def add_storage(
         raise refuse("storage", f"unknown storage node or switch model {exc.args[0]!r}") from None
     servers = [g for g in scenario.groups if g.kind == "server"]
     rails = int(node.value("ports"))
-    speeds = []
+    speeds, ports = [], []
     for g in servers:
         srv = cat.get(g.model, "server")
         if not srv.has("frontend_nics_per_server"):
             raise refuse("storage", f"{g.model} has no front-end (storage) ports in the catalog")
-        if int(srv.value("frontend_nics_per_server")) != rails:
+        fe = int(srv.value("frontend_nics_per_server"))
+        if fe < rails or fe % rails:
             raise refuse(
                 "storage",
-                f"{g.model} has {srv.value('frontend_nics_per_server')} front-end ports and "
-                f"{node_model} {rails}; the rails need as many of each",
+                f"{g.model} has {fe} front-end ports and {node_model} {rails}; the rails need "
+                "as many of each, or a whole multiple on the server",
             )
+        ports.append(fe)
         speeds.append(_speed(cat, switch, srv.value("frontend_port_gbps"), f"{g.model}'s ports"))
     node_speed = _speed(cat, switch, node.value("port_gbps"), f"{node_model}'s ports")
     radix = cat.switch_port_modes(switch)[max([node_speed, *speeds])]
-    per_rail = sum(g.count for g in servers) + nodes  # one port of each on every rail
+    # ports of each group on every rail: one per member, or fe / rails on a striped server
+    per_rail = sum(g.count * fe // rails for g, fe in zip(servers, ports, strict=True)) + nodes
     blocks = 1 if per_rail <= radix else math.ceil(per_rail / (radix // 2))
-    # each leaf holds ceil(count / blocks) of every group (the rail pattern's blocks)
-    down = sum(-(-g.count // blocks) for g in servers) + -(-nodes // blocks)
+    leaves = rails * blocks
+    # each leaf holds ceil(count / blocks) of every rail-cabled group (the rail pattern's
+    # blocks) and ceil(count x fe / leaves) ports of every striped one
+    down = sum(
+        -(-g.count // blocks) if fe == rails else -(-(g.count * fe) // leaves)
+        for g, fe in zip(servers, ports, strict=True)
+    ) + -(-nodes // blocks)
     x = max((g.position[0] for g in scenario.groups), default=0.0) + _GAP
-    leaf = group("storage-leaf", "switch", switch, rails * blocks, "leaf", x)
+    leaf = group("storage-leaf", "switch", switch, leaves, "leaf", x)
     leaf.name = "Storage leaves (Ethernet)"
     store = DeviceGroup(
         "storage-nodes", "storage", node_model, nodes, "server", "Storage nodes", (x, 450.0)
     )
     groups = [store, leaf]
     bundles = [
-        LinkBundle(f"{g.id}-storage", g.id, leaf.id, "rail", speed_gbps=s, length_m=10.0)
-        for g, s in zip(servers, speeds, strict=True)
+        LinkBundle(
+            f"{g.id}-storage",
+            g.id,
+            leaf.id,
+            "rail" if fe == rails else "striped",
+            speed_gbps=s,
+            blocks=1 if fe == rails else leaves,
+            length_m=10.0,
+        )
+        for g, s, fe in zip(servers, speeds, ports, strict=True)
     ]
     bundles.append(
         LinkBundle("storage-nodes-leaf", store.id, leaf.id, "rail", speed_gbps=node_speed)
     )
     if blocks > 1:
-        leaves = rails * blocks
         spines = next(
             d for d in range(1, down + 1) if down % d == 0 and leaves * down // d <= radix
         )
@@ -109,7 +126,7 @@ def add_storage(
         )
     description = (
         f"{scenario.metadata.description}; storage network: {nodes} × {node_model} on "
-        f"{rails * blocks} {switch} leaves, reached through the servers' front-end ports"
+        f"{leaves} {switch} leaves, reached through the servers' front-end ports"
     )
     return replace(
         scenario,

@@ -68,3 +68,23 @@ def test_the_template_takes_an_ethernet_pod_and_storage_nodes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "4 storage nodes" in proc.stdout
     assert_refused(run("template", "leaf-spine", "--gpus", "256", "--ethernet-pod", "sn5600"))
+
+
+def test_evaluate_reports_the_storage_network_and_its_checkpoint():
+    """The storage preset's 8 nodes: every GPU writes the workload's size, spread evenly,
+    so the checkpoint runs at the nodes' drives (8 x 6 x 7 GB/s, catalog), below their
+    ports; the text says the same, and a design without storage has no such part."""
+    data = evaluate_json("h100-ib-pods-storage-256", "--parts", "permutation")
+    storage = data["storage"]
+    node = default_catalog().get("storage-node-2x400g", "storage")
+    drives = 8 * node.value("drives") * node.value("drive_write_GBps") * 1e9
+    assert storage["nodes"] == 8 and storage["node_drives_Bps"] == pytest.approx(drives)
+    assert storage["checkpoint_gpus"] == 256
+    assert storage["checkpoint_bound"] == "storage nodes' drives"
+    assert storage["checkpoint_Bps"] == pytest.approx(drives, rel=1e-9)
+    assert storage["node_ports_Bps"] > drives
+    proc = run("evaluate", "h100-ib-pods-storage-256", "--parts", "permutation")
+    assert proc.returncode == 0, proc.stderr
+    assert "storage network: 8 storage nodes" in proc.stdout
+    assert "bound by the storage nodes' drives" in proc.stdout
+    assert "storage" not in evaluate_json(PRESET, "--parts", "permutation")

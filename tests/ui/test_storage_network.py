@@ -1,6 +1,7 @@
 """A storage network from the template dialog: choosing storage nodes builds them and their
 Ethernet leaves beside the compute fabric, framed on the canvas as a network of their own
-and left out of the compute run's colours, evaluated without a problem and priced on storage lines of the bill of materials; a
+and left out of the compute run's colours, evaluated without a problem, priced on storage
+lines of the bill of materials and summed up (nodes, checkpoint) on the summary line; a
 storage node dragged from the palette joins the scenario as a storage group."""
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def test_storage_nodes_in_the_template_dialog_build_a_storage_network(qtbot):
     node = next(row for row in storage_rows if row.kind == "storage")
     assert node.count == 8
     assert any(row.kind == "switch" and row.catalog_id == "sn5600" for row in storage_rows)
+    # the summary line names the storage network and its checkpoint
+    assert report.storage is not None and report.storage.nodes == 8
+    summary = win.results.summary.text()
+    assert "storage network: 8 nodes" in summary and report.storage.checkpoint_bound in summary
     win.close()
 
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import LATENCIES_NS, AppReport
+from engine.analysis import LATENCIES_NS, AppReport, StorageSummary
 from engine.catalog.devices import Catalog, default_catalog
 from ui.document.document import ScenarioDocument
 from ui.results.collective_tab import CollectiveTab
@@ -56,6 +56,21 @@ def failures_note(scenario: Mapping[str, Any] | None) -> str:
         if f.get("links_down")
     ]
     return f" — with {' and '.join(parts)} down" if parts else ""
+
+
+def storage_note(storage: StorageSummary | None) -> str:
+    """The storage network's checkpoint in a few words (" — storage network: 8 nodes,
+    checkpoint 0.41 s at 84 GB/s, bound by the storage nodes' drives"); empty without
+    one."""
+    if storage is None:
+        return ""
+    head = f" — storage network: {storage.nodes} nodes"
+    if storage.checkpoint_s is None or storage.checkpoint_Bps is None:
+        return f"{head}, checkpoint not run"
+    return (
+        f"{head}, checkpoint {storage.checkpoint_s:.3g} s at "
+        f"{storage.checkpoint_Bps / 1e9:,.0f} GB/s, bound by the {storage.checkpoint_bound}"
+    )
 
 
 def _latency_span() -> str:
@@ -194,6 +209,7 @@ class ResultsPanel(QWidget):
                 f"Permutation ({perm.routing}): mean throughput {mean:.1%} of line rate, "
                 f"{perm.below_99pct_fraction:.1%} of flows below 99 %"
                 + failures_note(report.scenario)
+                + storage_note(report.storage)
             )
             self.links_tab.show_permutation(perm)
         self.training_tab.show_training(report.training, report.training_error)

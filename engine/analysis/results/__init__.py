@@ -4,7 +4,8 @@ and `from_dict` (`codec`), grouped by concern.
 `fabric` (topology, permutation test and the utilization rows they share), `collective`,
 `training`, `cost`, `report` (the whole evaluation and the app's report), `comparison`,
 `transport` (the transport study of one workload), `measured` (a run of nccl-tests) and
-`goodput` (goodput under failures) and `link_errors` (post-FEC loss and its cost).
+`goodput` (goodput under failures), `link_errors` (post-FEC loss and its cost) and
+`storage` (a design's storage network and a checkpoint over it).
 The sweep's result lives with the sweep (`engine.analysis.sweeps.SweepResult`).
 """
 
@@ -38,6 +39,7 @@ from engine.analysis.results.jobs import JobResult, SharedResult
 from engine.analysis.results.link_errors import LinkErrorsResult, RecoveryCost
 from engine.analysis.results.measured import NcclTestsPoint, NcclTestsRun, NcclTestsTiming
 from engine.analysis.results.report import AppReport, EvaluationResult
+from engine.analysis.results.storage import StorageSummary
 from engine.analysis.results.training import CommTime, TimedCollective, TrainingResult
 from engine.analysis.results.transport import (
     FlowSeries,
@@ -80,6 +82,7 @@ __all__ = [
     "SharedResult",
     "StageTime",
     "Stats",
+    "StorageSummary",
     "SupplySummary",
     "TierUtilization",
     "TimedCollective",

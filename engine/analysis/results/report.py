@@ -3,8 +3,9 @@
 `EvaluationResult` is what `engine.analysis.evaluate` returns: the topology always, then
 each part that was asked for (permutation test, collective, training step, cost report),
 with a failing training or cost part kept as its reason (``training_error``,
-``cost_error``) when the caller asked to keep going. Parts not asked for are ``None`` and
-left out of the JSON form, as the CLI has always printed it.
+``cost_error``) when the caller asked to keep going, and the storage network's summary
+(`StorageSummary`) when the design has one. Parts not asked for are ``None`` and left out
+of the JSON form, as the CLI has always printed it.
 
 `AppReport` is the same evaluation with what the app adds: the collective laid out for its
 plots, the scenario's JSON document (so a pinned or cached report can have its slower
@@ -24,6 +25,7 @@ from engine.analysis.results.codec import OMIT_WHEN_NONE, JsonResult
 from engine.analysis.results.collective import CollectiveSummary, CollectiveSweep
 from engine.analysis.results.cost import CostReport
 from engine.analysis.results.fabric import PermutationResult, TopologySummary
+from engine.analysis.results.storage import StorageSummary
 from engine.analysis.results.training import TrainingResult
 
 
@@ -39,6 +41,7 @@ class EvaluationResult(JsonResult):
     training_error: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
     cost: CostReport | None = field(default=None, metadata=OMIT_WHEN_NONE)
     cost_error: str | None = field(default=None, metadata=OMIT_WHEN_NONE)
+    storage: StorageSummary | None = field(default=None, metadata=OMIT_WHEN_NONE)
     warnings: tuple[str, ...] = ()
     expand_s: float = 0.0
 

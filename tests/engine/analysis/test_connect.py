@@ -9,6 +9,8 @@ import pytest
 from engine.analysis.connect import DEFAULT_SPEED_GBPS, default_bundle
 from engine.model.scenario import DeviceGroup
 from engine.presets.scenarios import DEFAULT_PRESET, load_preset
+from engine.topology.storage import add_storage
+from engine.topology.templates import generate
 
 
 @pytest.fixture
@@ -48,3 +50,24 @@ def test_unsuitable_pairs_give_none(scenario, catalog):
     assert default_bundle(scenario, catalog, "servers", "more") is None
     assert default_bundle(scenario, catalog, "leaf", "leaf") is None
     assert default_bundle(scenario, catalog, "leaf", "nowhere") is None
+
+
+def test_a_rack_into_the_storage_network_is_striped_over_its_leaves(catalog):
+    """An NVL72 rack's 36 front-end ports into 2 storage leaves: round robin (striped, one
+    block per leaf) at the front-end speed; a DGX H100's 2 ports: one rail each."""
+    s = add_storage(
+        generate("nvl72", gpus=144, server="gb200-nvl72", switch="qm9700", catalog=catalog),
+        2,
+        catalog=catalog,
+    )
+    rack = next(g.id for g in s.groups if g.kind == "server")
+    bundle = default_bundle(s, catalog, rack, "storage-leaf")
+    assert (bundle.pattern, bundle.blocks) == ("striped", 2)
+    assert bundle.speed_gbps == catalog.get("gb200-nvl72", "server").value("frontend_port_gbps")
+    s = add_storage(
+        generate("leaf-spine", gpus=32, server="dgx-h100", switch="qm9700", catalog=catalog),
+        2,
+        catalog=catalog,
+    )
+    servers = next(g.id for g in s.groups if g.kind == "server")
+    assert default_bundle(s, catalog, servers, "storage-leaf").pattern == "rail"

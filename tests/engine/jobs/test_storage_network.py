@@ -5,7 +5,8 @@ untouched.
 Closed form: on a non-blocking storage network every checkpoint write crosses only the
 writer's front-end port and a storage node's port, so a checkpoint of B bytes takes
 B / min(writers' front-end bandwidth, storage nodes' bandwidth) plus one path latency, each
-bandwidth the ports' line rate after RoCE's header efficiency (catalog figures); behind a
+bandwidth the ports' line rate after RoCE's header efficiency (catalog figures), a storage
+node's bandwidth no more than its drives write (drives x sequential write); behind a
 thin storage spine, the cross-section between the writers' and the nodes' leaves takes the
 place of the narrower end.
 """
@@ -35,6 +36,11 @@ def _design(catalog, nodes: int, gpus: int = 32):
     return base, add_storage(base, nodes, catalog=catalog)
 
 
+def _drive_Bps(node) -> float:  # noqa: N802 (bytes per second)
+    """What one storage node's drives write: drives x sequential write (catalog)."""
+    return node.value("drives") * node.value("drive_write_GBps") * 1e9
+
+
 def _roce_Bps(catalog, gbps: float) -> float:  # noqa: N802 (bytes per second)
     tech = catalog.technology("roce")
     eff = header_efficiency(
@@ -55,7 +61,8 @@ def test_checkpoint_time_is_bytes_over_the_narrower_of_writers_and_storage_nodes
     storage = nodes * node.value("ports") * node.value("port_gbps")
     traffic, alone, shared = interference(expand(s, catalog), s.jobs)[0]
     assert traffic.on_storage and traffic.src.size == 32
-    expected = 32 * size / _roce_Bps(catalog, min(writers, storage))
+    limit = min(_roce_Bps(catalog, min(writers, storage)), nodes * _drive_Bps(node))
+    expected = 32 * size / limit
     assert alone.time_s - alone.latency_s == pytest.approx(expected, rel=1e-9)
     assert shared.time_s == pytest.approx(alone.time_s)
 
@@ -115,17 +122,103 @@ def test_a_large_storage_network_gets_spines_and_builds(catalog):
     assert net is not None and net.n_servers == 128 + 32
 
 
+def _without_front_end(catalog, model: str):
+    """`catalog` with `model`'s front-end ports taken out (as a user-defined server may be)."""
+    d = catalog.devices[model]
+    fields = {k: v for k, v in d.fields.items() if not k.startswith("frontend_")}
+    return replace(catalog, devices={**catalog.devices, model: replace(d, fields=fields)})
+
+
 def test_a_server_without_front_end_ports_cannot_join_the_storage_network(catalog):
+    bare = _without_front_end(catalog, "hgx-h100")
     _, s = _design(catalog, 2)
     s.groups[0] = replace(s.groups[0], model="hgx-h100")
-    wheres = {p.where: p.message for p in check_structure(s, catalog)}
+    wheres = {p.where: p.message for p in check_structure(s, bare)}
     assert "front-end" in wheres[f"groups[{s.groups[0].id}]"]
     with pytest.raises(ScenarioError, match="front-end"):
         add_storage(
-            generate("leaf-spine", gpus=32, server="hgx-h100", switch="sn5600", catalog=catalog),
+            generate("leaf-spine", gpus=32, server="hgx-h100", switch="sn5600", catalog=bare),
             2,
-            catalog=catalog,
+            catalog=bare,
         )
+
+
+def test_every_catalog_server_has_sourced_front_end_ports(catalog):
+    """Each GPU server names its front-end NIC, port count and speed, each with a source or
+    an assumption, and the NIC runs at that speed."""
+    for server in catalog.of_kind("server"):
+        for name in ("frontend_nic", "frontend_nics_per_server", "frontend_port_gbps"):
+            figure = server.fields[name]
+            assert figure.source or figure.assumption, (server.id, name)
+        nic = catalog.get(server.value("frontend_nic"), "nic")
+        assert float(server.value("frontend_port_gbps")) in {
+            float(v) for v in nic.value("port_modes_gbps")
+        }, server.id
+
+
+@pytest.mark.parametrize(
+    ("template", "server", "gpus", "switch"),
+    [
+        ("leaf-spine", "dgx-b200", 32, "qm9700"),
+        ("leaf-spine", "hgx-h100", 32, "qm9700"),
+        ("leaf-spine", "hgx-h100-bf3", 32, "sn5600"),
+        ("leaf-spine", "hgx-b300", 32, "q3400"),
+        ("leaf-spine", "dgx-a100", 32, "qm8700"),
+        ("nvl72", "gb200-nvl72", 144, "qm9700"),
+    ],
+)
+def test_a_storage_network_on_other_servers_takes_bytes_over_the_narrower_end(
+    catalog, template, server, gpus, switch
+):
+    """The closed form of the DGX H100 case on each server's own front-end ports: a
+    checkpoint of B bytes per GPU takes G x B / min(servers' front-end, nodes' ports)."""
+    base = generate(template, gpus=gpus, server=server, switch=switch, catalog=catalog)
+    s = add_storage(base, 2, catalog=catalog)
+    assert check_structure(s, catalog) == []
+    size = 2.0**30
+    srv, node = catalog.get(server, "server"), catalog.get("storage-node-2x400g", "storage")
+    servers = gpus // srv.value("gpus_per_server")
+    s.jobs = [Job("ckpt", gpus, "checkpoint", message_bytes=size)]
+    fe = servers * srv.value("frontend_nics_per_server") * srv.value("frontend_port_gbps")
+    ports = 2 * node.value("ports") * node.value("port_gbps")
+    fabric = expand(s, catalog)
+    traffic, alone, _ = interference(fabric, s.jobs)[0]
+    assert traffic.on_storage and traffic.src.size == gpus
+    limit = min(_roce_Bps(catalog, fe), _roce_Bps(catalog, ports), 2 * _drive_Bps(node))
+    assert alone.time_s - alone.latency_s == pytest.approx(gpus * size / limit, rel=1e-9)
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+def test_a_checkpoint_bound_by_the_drives_takes_bytes_over_nodes_times_drive_bandwidth(
+    catalog, nodes
+):
+    """Closed form: the catalog node's six drives write 6 x 7 GB/s = 42 GB/s, below its two
+    400G ports (about 97 GB/s after RoCE headers), so a checkpoint of B bytes in all takes
+    B / (nodes x 42 GB/s) plus a path latency (the writes spread evenly: the node count
+    divides each front-end port's 16 writers); with drives as fast as the ports the ports
+    bound it again."""
+    node = catalog.get("storage-node-2x400g", "storage")
+    assert nodes * _drive_Bps(node) < _roce_Bps(catalog, nodes * 2 * 400.0)
+    _, s = _design(catalog, nodes)
+    size = 2.0**30
+    s.jobs = [Job("ckpt", 32, "checkpoint", message_bytes=size)]
+    _, alone, shared = interference(expand(s, catalog), s.jobs)[0]
+    total = 32 * size
+    assert alone.time_s - alone.latency_s == pytest.approx(
+        total / (nodes * _drive_Bps(node)), rel=1e-9
+    )
+    assert shared.time_s == pytest.approx(alone.time_s)
+    fast = replace(
+        node,
+        fields={
+            **node.fields,
+            "drive_write_GBps": replace(node.fields["drive_write_GBps"], value=1e3),
+        },
+    )
+    quick = replace(catalog, devices={**catalog.devices, node.id: fast})
+    _, alone, _ = interference(expand(s, quick), s.jobs)[0]
+    ports = _roce_Bps(catalog, nodes * 2 * 400.0)
+    assert alone.time_s - alone.latency_s == pytest.approx(total / ports, rel=1e-9)
 
 
 def test_an_unknown_storage_model_is_named(catalog):
@@ -197,3 +290,26 @@ def test_a_thin_storage_spine_bounds_the_checkpoint_by_its_cross_section(catalog
     assert alone.time_s - alone.latency_s == pytest.approx(
         32 * size / _roce_Bps(catalog, cross), rel=1e-9
     )
+
+
+def test_inference_runs_on_the_front_end_network_through_the_front_end_ports(catalog):
+    """With a front-end (storage) network, an inference job's requests and responses are
+    north-south traffic through both servers' front-end ports: 4 GPUs share each 400G port,
+    so each request of B bytes takes 4 B / 400G (after RoCE headers) plus two path
+    latencies, and the training job on the compute fabric keeps its speed."""
+    _, s = _design(catalog, 2)
+    size = 2.0**28
+    s.jobs = [Job("train", 16), Job("serve", 8, "inference", message_bytes=size)]
+    assert check_structure(s, catalog) == []
+    found = interference(expand(s, catalog), s.jobs)
+    (train, t_alone, t_shared), (serve, alone, shared) = found
+    assert not train.on_storage and t_shared.time_s == pytest.approx(t_alone.time_s)
+    assert serve.on_storage and serve.src.size == 16  # 8 requests in, 8 responses out
+    net = expand(s, catalog).storage
+    assert set(net.gpu_server[serve.src]) == {2, 3}  # the serving and the front-end server
+    assert np.all(net.gpu_line_rate[serve.src] > 0)  # each flow starts at a front-end port
+    expected = 4 * size / _roce_Bps(catalog, 400.0)
+    assert alone.time_s - 2 * alone.latency_s == pytest.approx(expected, rel=1e-9)
+    assert shared.time_s == pytest.approx(alone.time_s)
+    notes = shared_run(s, catalog).notes
+    assert any("front-end (storage) network" in note for note in notes)
