@@ -201,6 +201,11 @@ def _run(
     result = simulate(network, config, horizon_s=horizon, until_settled=True, progress=progress)
     note = ""
     window = result.settled_window_s
+    if window is not None and not result.queues_at_rest:
+        note = (
+            f"rates at rest from {window[0] * 1e6:.0f} to {window[1] * 1e6:.0f} us with "
+            "queues still moving; continued at those rates"
+        )
     if window is None:
         window = (0.75 * result.end_s, result.end_s)
         if not result.finished:

@@ -29,7 +29,8 @@ class TransportResult:
     queue and far-end occupancy, the mean standing queue and utilization, and the PFC
     headroom it needs and whether its buffer holds it. `steps` and `jumps` count the fixed
     steps taken and the settled stretches skipped; `settled_window_s` is the window of the
-    steady state a run asked to stop at (``until_settled``), else None.
+    steady state a run asked to stop at (``until_settled``), else None; `queues_at_rest`
+    is False when it stopped there with rates at rest but some queue still moving.
     """
 
     network: TransportNetwork
@@ -58,6 +59,7 @@ class TransportResult:
     steps: int
     jumps: int
     settled_window_s: tuple[float, float] | None = None
+    queues_at_rest: bool = True
 
     @property
     def finished(self) -> bool:

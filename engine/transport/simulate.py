@@ -72,6 +72,7 @@ class _Run:
     rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]
     steps: int = 0
     jumps: int = 0
+    queues_at_rest: bool = True  # False: an until-settled stop with queues still moving
 
 
 def simulate(
@@ -88,7 +89,11 @@ def simulate(
     `until_settled` stops instead as soon as the pace of the slowest class (the longest
     bytes / rate over the active classes) agrees within the settle tolerance across two
     windows; the result's `settled_window_s` names the second, whose averages are the
-    steady state. A run that does not get there goes on to the end (or the horizon).
+    steady state. It also stops when every rate, pause, mark and control has been at rest
+    (queue levels aside) for at least as long as the run before that stretch: then
+    `settled_window_s` is that stretch and `queues_at_rest` is False (some queue was still
+    filling or draining; a threshold it reaches later could move the rates again). A run
+    that gets to neither goes on to the end (or the horizon).
     `backend` ``"reference"`` runs the plain-Python twin of the kernel (slow; for tests).
     `progress` hears the simulated share of the horizon after every window (when there is
     a horizon) and stops the run there, with `RunCancelledError`, when its caller asks.
@@ -127,8 +132,10 @@ def simulate(
     window = base_window
     previous: _Window | None = None
     settled_window: tuple[float, float] | None = None
+    at_rest_since: float | None = None  # rates, pauses, marks and controls at rest since
     clock = run.state.clock
     start = tables.classes.start
+    begin = float(start.min(initial=0.0))
     while run.steps < config.max_steps:
         finish = run.state.classes.finish
         unfinished = ~np.isfinite(finish)
@@ -154,12 +161,22 @@ def simulate(
         if until_settled and comparable and _pace_settled(previous, current, run, settle.rel_tol):
             settled_window = (current.t0, current.t1)
             break
+        if until_settled and comparable and _at_rest(previous, current, run, settle.rel_tol):
+            at_rest_since = previous.t0 if at_rest_since is None else at_rest_since
+            if current.t1 - begin >= 2.0 * (at_rest_since - begin):
+                # Everything but the queues' levels has been at rest for as long as the
+                # run before it: read the rates off that stretch (the result says so).
+                settled_window = (at_rest_since, current.t1)
+                run.queues_at_rest = False
+                break
+        else:
+            at_rest_since = None
         if settle.enabled and comparable and _settled(previous, current, run, settle.rel_tol):
             outcome = _jump(run, current, horizon_s, min_span_s=2 * window * dt)
             if outcome == "stuck":
                 break
             if outcome == "jumped":
-                previous, window = None, base_window
+                previous, window, at_rest_since = None, base_window, None
                 continue
         if comparable:
             window = min(max(window + 1, int(window * settle.growth)), max_window)
@@ -245,6 +262,15 @@ def _pace_settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
     return _links_and_controls_settled(a, b, run, rel)
 
 
+def _at_rest(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
+    """Whether every class's rate, every link's pause, mark and drop figures and every
+    sender's control agree within `rel` across two windows, the queues' levels aside."""
+    cl = run.tables.classes
+    if not _close(a.rate, b.rate, rel, 1e-3 * rel * cl.line_rate * cl.multiplicity):
+        return False
+    return _links_and_controls_settled(a, b, run, rel, skip=("queue_time",))
+
+
 def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
     """Whether window `b` repeats window `a` within `rel` (rates, queues, pauses, marks)."""
     cl = run.tables.classes
@@ -256,14 +282,18 @@ def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
     return _links_and_controls_settled(a, b, run, rel)
 
 
-def _links_and_controls_settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
-    """Whether every link's queue, pause, mark and drop figures and every sender's control
-    state agree within `rel` across the two windows."""
+def _links_and_controls_settled(
+    a: _Window, b: _Window, run: _Run, rel: float, skip: tuple[str, ...] = ()
+) -> bool:
+    """Whether every link's queue, pause, mark and drop figures (but those named in
+    `skip`) and every sender's control state agree within `rel` across the two windows."""
     cl = run.tables.classes
     capacity = run.tables.links.capacity
     pkt = run.tables.knobs.pkt_bytes
     floors = {"queue_time": pkt, "paused_time": 1e-3, "xoff_events": 1e3}
     for name, x in a.per_link.items():
+        if name in skip:
+            continue
         floor = floors.get(name, 1e-3 * rel * capacity)
         if not _close(x, b.per_link[name], rel, floor):
             return False
@@ -451,4 +481,5 @@ def _result(
         steps=run.steps,
         jumps=run.jumps,
         settled_window_s=settled_window,
+        queues_at_rest=run.queues_at_rest,
     )

@@ -62,3 +62,32 @@ def test_a_gate_that_names_a_missing_class_is_refused():
     bad = gates_from_edges(4, np.array([0]), np.array([3]), np.full(4, SLACK))
     with pytest.raises(ValueError, match="sized for 4 classes"):
         replace(net, gates=bad)
+
+
+def test_a_run_with_rates_at_rest_and_a_queue_still_filling_stops_after_as_long_again():
+    # Two senders at line rate into one receiver link, behind a far-end buffer so large
+    # that credits never hold them back: each delivers half the link while the queue at
+    # the receiver's port fills at the line rate for as long as they send.
+    n = 3
+    links = make_links(
+        capacity_Bps=[NIC] * n,
+        propagation_s=[50e-9] * n,
+        latency_s=[350e-9] * n,
+        speed_gbps=[NIC * 8 / 1e9] * n,
+        into_switch=[True, True, False],
+        from_switch=[False, False, True],
+        buffer_bytes=[1e12] * n,
+        egress_buffer_bytes=[1e12] * n,
+        ecn=[EcnParams(1e15, 2e15, 0.0)] * n,
+    )
+    ptr = np.array([0, 2, 4], dtype=np.int64)
+    classes, of_flow = group_into_classes(ptr, np.array([0, 2, 1, 2]), np.full(2, 1e9))
+    net = TransportNetwork(links, classes, of_flow)
+    base = transport_config(default_catalog(), "infiniband", "qm9700")
+    config = replace(base, mechanisms=Mechanisms("credit", False, False))
+    result = simulate(net, config, until_settled=True)
+    assert not result.queues_at_rest
+    start, end = result.settled_window_s
+    assert end >= 2 * start
+    np.testing.assert_allclose(result.mean_rate_Bps(start, end), NIC / 2, rtol=0.01)
+    assert result.end_s < 1e9 / NIC  # long before the senders are done
