@@ -178,7 +178,7 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     twin_class = class_order[class_start[twin[part_of_class]] + class_rank]
     twin_link = link_order[link_start[twin[part_of_link]] + local]
     return Copies(
-        network=_subnetwork(network, keep_class, keep_link, new_link, new_class),
+        network=subnetwork(network, keep_class, keep_link, new_link, new_class),
         class_of=new_class[twin_class],
         link_of=new_link[twin_link],
     )
@@ -191,16 +191,18 @@ def _gate_order(gates: Gates | GateTable, class_order: np.ndarray) -> np.ndarray
     return starts + np.arange(starts.size) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def _subnetwork(
+def subnetwork(
     network: TransportNetwork,
     keep_class: np.ndarray,
     keep_link: np.ndarray,
     new_link: np.ndarray,
     new_class: np.ndarray,
 ) -> TransportNetwork:
-    """The classes `keep_class` on the links `keep_link` (both in their order), paths
-    renumbered by `new_link`, gates by `new_class` (a kept class's gates are kept too:
-    they tie it to its own part)."""
+    """The classes `keep_class` on the links `keep_link` (both in their order; every kept
+    class's links among them), paths renumbered by `new_link`, gates by `new_class`; a
+    gate on a class left out is left out too (in a part of copies none is: a gate ties
+    its classes to one part; in a run's live part it was a finished class's, which holds
+    nothing back)."""
     cl = network.classes
     lengths = np.diff(cl.ptr)[keep_class]
     ptr = np.zeros(keep_class.size + 1, dtype=np.int64)
@@ -228,9 +230,12 @@ def _subnetwork(
     if network.gates is not None:
         g = network.gates
         order = _gate_order(g, keep_class)
+        held = np.repeat(np.arange(keep_class.size), np.diff(g.ptr)[keep_class])
+        target = new_class[g.cls[order]]
+        kept = target >= 0
         ptr = np.zeros(keep_class.size + 1, dtype=np.int64)
-        np.cumsum(np.diff(g.ptr)[keep_class], out=ptr[1:])
-        gates = Gates(ptr, new_class[g.cls[order]], g.slack_bytes[keep_class])
+        np.cumsum(np.bincount(held[kept], minlength=keep_class.size), out=ptr[1:])
+        gates = Gates(ptr, target[kept], g.slack_bytes[keep_class])
     return TransportNetwork(
         links=links,
         classes=classes,

@@ -204,17 +204,22 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
         budget = allowed[li] * dt
         total = 0.0
         for i in range(gptr[g], gptr[g + 1]):
-            satisfied[gcls[i]] = False
+            # A class with nothing to offer (finished, not started, held by a gate) is met
+            # from the start and takes no part in the sums: the arithmetic of the others
+            # is then the same whether it is in the group or not (engine.transport.live).
+            satisfied[gcls[i]] = offer[gcls[i]] <= 0.0
             total += offer[gcls[i]]
         level = math.inf  # bytes per flow: the NIC serves its flows (queue pairs) in turn
         if total > budget:
             # Water filling per flow: classes whose flows offer less than the fair level
             # are met, the flows of the rest get the level.
             left = budget
-            open_count = gptr[g + 1] - gptr[g]
+            open_count = 0
             open_flows = 0.0
             for i in range(gptr[g], gptr[g + 1]):
-                open_flows += mult[gcls[i]]
+                if not satisfied[gcls[i]]:
+                    open_count += 1
+                    open_flows += mult[gcls[i]]
             changed = True
             while changed and open_count > 0:
                 changed = False

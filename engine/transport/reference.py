@@ -244,7 +244,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             total += offer[c]
         level = math.inf  # bytes per flow: the NIC serves its flows (queue pairs) in turn
         if total > budget:
-            left, open_set, changed = budget, set(members), True
+            left, changed = budget, True
+            open_set = {c for c in members if offer[c] > 0.0}  # nothing offered: met
             while changed and open_set:
                 changed = False
                 level = left / sum(float(cl.multiplicity[c]) for c in open_set)

@@ -26,9 +26,11 @@ from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.copies import Copies, find_copies
 from engine.transport.gates import Gates, time_to_bind
+from engine.transport.live import Unfolding, cut_window, live_part, shrink
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
+from engine.transport.settle import Window, at_rest, comparable_windows, pace_settled, settled
 from engine.transport.step import run_window
 from engine.transport.structures import SampleAcc, State, Stats, Tables
 from engine.transport.tables import (
@@ -46,21 +48,6 @@ from engine.transport.tables import (
 _MAX_FIELDS = ("max_queue", "max_occupancy")
 
 
-@dataclass(frozen=True)
-class _Window:
-    """One window's averages, the basis of the settle test and of a jump."""
-
-    t0: float
-    t1: float
-    rate: np.ndarray
-    sent: np.ndarray
-    dropped_class: np.ndarray
-    per_link: dict[str, np.ndarray]
-    finished: np.ndarray
-    started: np.ndarray
-    controls: dict[str, np.ndarray]
-
-
 @dataclass
 class _Run:
     """The mutable pieces of one run the driver threads through its helpers."""
@@ -73,6 +60,7 @@ class _Run:
     steps: int = 0
     jumps: int = 0
     queues_at_rest: bool = True  # False: an until-settled stop with queues still moving
+    unfold: Unfolding | None = None  # set once the run goes on with its live part
 
 
 def simulate(
@@ -83,6 +71,7 @@ def simulate(
     until_settled: bool = False,
     progress: Progress | None = None,
     run_copies_once: bool = True,
+    drop_finished: bool = True,
 ) -> TransportResult:
     """Run the transport model until every class finished (or `horizon_s` is reached).
 
@@ -99,7 +88,9 @@ def simulate(
     a horizon) and stops the run there, with `RunCancelledError`, when its caller asks.
     With `run_copies_once`, parts of the network that share no link with the rest and copy
     another part number for number are stepped once (`engine.transport.copies`): the result
-    is the same, bit for bit; turning it off runs every class (for tests).
+    is the same, bit for bit; turning it off runs every class (for tests). With
+    `drop_finished`, once most classes are done the run goes on with its live part
+    (`engine.transport.live`), again bit for bit.
     """
     if backend == "numba":
         runner = run_window
@@ -130,13 +121,19 @@ def simulate(
     max_window = max(base_window, math.ceil(settle.max_window_s / dt))
     sample_every = max(1, round(config.sample_interval_s / dt))
     window = base_window
-    previous: _Window | None = None
+    previous: Window | None = None
     settled_window: tuple[float, float] | None = None
     at_rest_since: float | None = None  # rates, pauses, marks and controls at rest since
     clock = run.state.clock
     start = tables.classes.start
     begin = float(start.min(initial=0.0))
+    base_tables = tables
     while run.steps < config.max_steps:
+        keep = live_part(run.tables, run.state, run.acc) if drop_finished else None
+        if keep is not None:
+            network = _go_live(run, network, config, keep)
+            previous = None if previous is None else cut_window(previous, keep)
+            start = run.tables.classes.start
         finish = run.state.classes.finish
         unfinished = ~np.isfinite(finish)
         now = float(clock.time[0])
@@ -154,14 +151,20 @@ def simulate(
         if horizon_s is not None:
             n = max(1, min(n, math.ceil((horizon_s - now) / dt - 1e-9)))
         current = _run_window(run, runner, n, sample_every)
+        if run.unfold is not None:
+            run.unfold.add_totals(run.totals)
         if current is None:
             previous = None
             continue
-        comparable = previous is not None and _comparable(previous, current)
-        if until_settled and comparable and _pace_settled(previous, current, run, settle.rel_tol):
+        comparable = previous is not None and comparable_windows(previous, current)
+        if (
+            until_settled
+            and comparable
+            and pace_settled(previous, current, run.tables, settle.rel_tol)
+        ):
             settled_window = (current.t0, current.t1)
             break
-        if until_settled and comparable and _at_rest(previous, current, run, settle.rel_tol):
+        if until_settled and comparable and at_rest(previous, current, run.tables, settle.rel_tol):
             at_rest_since = previous.t0 if at_rest_since is None else at_rest_since
             if current.t1 - begin >= 2.0 * (at_rest_since - begin):
                 # Everything but the queues' levels has been at rest for as long as the
@@ -171,8 +174,10 @@ def simulate(
                 break
         else:
             at_rest_since = None
-        if settle.enabled and comparable and _settled(previous, current, run, settle.rel_tol):
+        if settle.enabled and comparable and settled(previous, current, run.tables, settle.rel_tol):
             outcome = _jump(run, current, horizon_s, min_span_s=2 * window * dt)
+            if run.unfold is not None:
+                run.unfold.add_totals(run.totals)
             if outcome == "stuck":
                 break
             if outcome == "jumped":
@@ -184,10 +189,37 @@ def simulate(
             window = base_window
         previous = current
     _flush(run)
+    if run.unfold is not None:
+        # Back to the indexing of the run's first network for the result.
+        run.unfold.gather(run.rows, run.state)
+        run.totals, run.rows, run.tables = run.unfold.totals, run.unfold.rows, base_tables
     return _result(whole, run, derived, settled_window, copies)
 
 
-def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
+def _go_live(
+    run: _Run,
+    network: TransportNetwork,
+    config: TransportConfig,
+    keep: tuple[np.ndarray, np.ndarray],
+) -> TransportNetwork:
+    """Go on with the kept classes and links of `network`: gather the figures so far in
+    place, cut the state to the kept part and step that from here."""
+    if run.unfold is None:
+        n_links, n_classes = run.tables.links.capacity.shape[0], run.tables.classes.size.shape[0]
+        run.unfold = Unfolding(
+            n_classes, n_links, np.arange(n_classes, dtype=np.int64), np.arange(n_links)
+        )
+    run.unfold.add_totals(run.totals)
+    run.unfold.gather(run.rows, run.state)
+    run.unfold.narrow(keep)
+    small, run.state, run.acc = shrink(network, run.tables, run.state, run.acc, keep)
+    run.tables, _ = build_tables(small, config)
+    run.totals = new_stats(small.links.n_links, small.classes.n_classes)
+    run.rows = []
+    return small
+
+
+def _run_window(run: _Run, runner, n: int, sample_every: int) -> Window | None:
     """Take one window of steps; its averages, or None when it took no step."""
     tables, state = run.tables, run.state
     n_links, n_classes = tables.links.capacity.shape[0], tables.classes.size.shape[0]
@@ -218,7 +250,7 @@ def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
         "xoff_events": stats.xoff_events / span,
     }
     t1 = float(state.clock.time[0])
-    return _Window(
+    return Window(
         t0=t0,
         t1=t1,
         rate=stats.delivered / span,
@@ -233,91 +265,7 @@ def _run_window(run: _Run, runner, n: int, sample_every: int) -> _Window | None:
     )
 
 
-def _comparable(a: _Window, b: _Window) -> bool:
-    """Two windows describe the same set of active classes (nothing started or ended)."""
-    return bool(np.array_equal(a.finished, b.finished) and np.array_equal(a.started, b.started))
-
-
-def _close(x: np.ndarray, y: np.ndarray, rel: float, floor: np.ndarray | float) -> bool:
-    return bool(np.all(np.abs(x - y) <= rel * np.maximum(np.abs(x), np.abs(y)) + floor))
-
-
-def _pace(w: _Window, run: _Run) -> float:
-    """The longest time any active class would take for all its bytes at this window's
-    rate (inf when an active class is at a standstill)."""
-    active = ~w.finished & w.started
-    if not active.any():
-        return 0.0
-    rate = w.rate[active]
-    if np.any(rate <= 0.0):
-        return math.inf
-    return float(np.max(run.tables.classes.size[active] / rate))
-
-
-def _pace_settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
-    """Whether the slowest class's pace agrees within `rel` across two windows."""
-    pa, pb = _pace(a, run), _pace(b, run)
-    if not (math.isfinite(pa) and math.isfinite(pb) and abs(pa - pb) <= rel * max(pa, pb)):
-        return False
-    return _links_and_controls_settled(a, b, run, rel)
-
-
-def _at_rest(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
-    """Whether every class's rate, every link's pause, mark and drop figures and every
-    sender's control agree within `rel` across two windows, the queues' levels aside."""
-    cl = run.tables.classes
-    if not _close(a.rate, b.rate, rel, 1e-3 * rel * cl.line_rate * cl.multiplicity):
-        return False
-    return _links_and_controls_settled(a, b, run, rel, skip=("queue_time",))
-
-
-def _settled(a: _Window, b: _Window, run: _Run, rel: float) -> bool:
-    """Whether window `b` repeats window `a` within `rel` (rates, queues, pauses, marks)."""
-    cl = run.tables.classes
-    line = cl.line_rate * cl.multiplicity
-    if not _close(a.rate, b.rate, rel, 1e-3 * rel * line):
-        return False
-    if not _close(a.dropped_class, b.dropped_class, rel, 1e-3 * rel * line):
-        return False
-    return _links_and_controls_settled(a, b, run, rel)
-
-
-def _links_and_controls_settled(
-    a: _Window, b: _Window, run: _Run, rel: float, skip: tuple[str, ...] = ()
-) -> bool:
-    """Whether every link's queue, pause, mark and drop figures (but those named in
-    `skip`) and every sender's control state agree within `rel` across the two windows."""
-    cl = run.tables.classes
-    capacity = run.tables.links.capacity
-    pkt = run.tables.knobs.pkt_bytes
-    floors = {"queue_time": pkt, "paused_time": 1e-3, "xoff_events": 1e3}
-    for name, x in a.per_link.items():
-        if name in skip:
-            continue
-        floor = floors.get(name, 1e-3 * rel * capacity)
-        if not _close(x, b.per_link[name], rel, floor):
-            return False
-    # The senders' controls must have come to rest too: a CCT index or a DCQCN target
-    # still creeping will move the rates later. (Half an index: the rate steps by index.)
-    active = ~b.finished
-    control_floors = {
-        "rc": 1e-3 * rel * cl.line_rate,
-        "rt": 1e-3 * rel * cl.line_rate,
-        "alpha": 1e-3,
-        "ccti": 0.5,
-    }
-    # alpha only steers future cuts: a class still at line rate (never cut, or recovered)
-    # has no marks to cut it, and its alpha decaying towards zero changes nothing.
-    held = active & (b.controls["rc"] < cl.line_rate * (1.0 - 1e-9))
-    for name, floor in control_floors.items():
-        which = held if name == "alpha" else active
-        fl = floor[which] if isinstance(floor, np.ndarray) else floor
-        if not _close(a.controls[name][which], b.controls[name][which], rel, fl):
-            return False
-    return True
-
-
-def _jump(run: _Run, w: _Window, horizon_s: float | None, min_span_s: float) -> str:
+def _jump(run: _Run, w: Window, horizon_s: float | None, min_span_s: float) -> str:
     """Advance over a settled stretch to the next event with the window's averages.
 
     Returns ``"jumped"``, ``"short"`` (the next event is too near: keep stepping) or
@@ -444,6 +392,8 @@ def _result(
         queues, paused = np.zeros((0, n_links)), np.zeros((0, n_links))
     t = run.totals
     finish, delivered = run.state.classes.finish.copy(), run.state.classes.delivered.copy()
+    if run.unfold is not None:
+        finish, delivered = run.unfold.finish.copy(), run.unfold.delivered.copy()
     if copies is not None:
         cls, link = copies.class_of, copies.link_of
         rates, queues, paused = rates[:, cls], queues[:, link], paused[:, link]
