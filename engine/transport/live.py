@@ -39,14 +39,22 @@ _CLASS_FIELDS = ("delivered", "sent", "dropped_class")
 _MAX_FIELDS = ("max_queue", "max_occupancy")
 
 
-def live_part(tables: Tables, state: State, acc: SampleAcc) -> tuple[np.ndarray, np.ndarray] | None:
-    """The classes (unfinished, or with bytes in the open sample interval) and links
-    (crossed by one of those, or still holding bytes, a pause or paused time in the open
-    sample interval) a run can go on with, when at most `LIVE_SHARE` of its classes are
-    left; else None."""
+def live_part(
+    tables: Tables, state: State, acc: SampleAcc, previous: Window | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The classes (unfinished, or with bytes in the open sample interval or in the
+    window `previous`) and links (crossed by one of those, still holding bytes or a
+    pause, or with any figure in the open sample interval or in `previous`) a run can go
+    on with, when at most `LIVE_SHARE` of its classes are left; else None. (What is
+    dropped is zero in `previous` and stays zero: the driver's settle tests, which
+    compare `previous` with the next window, decide as they would on the whole.)"""
     finish = state.classes.finish
     n_classes = finish.shape[0]
-    keep_class = np.flatnonzero(~np.isfinite(finish) | (acc.delivered != 0.0))
+    moved = ~np.isfinite(finish) | (acc.delivered != 0.0)
+    if previous is not None:
+        moved |= (previous.rate != 0.0) | (previous.sent != 0.0)
+        moved |= previous.dropped_class != 0.0
+    keep_class = np.flatnonzero(moved)
     if n_classes < MIN_CLASSES or keep_class.size > LIVE_SHARE * n_classes:
         return None
     cl, ls = tables.classes, state.links
@@ -56,6 +64,9 @@ def live_part(tables: Tables, state: State, acc: SampleAcc) -> tuple[np.ndarray,
     used[tables.entries.link[entries]] = True
     busy = (ls.occupancy != 0.0) | ls.xoff | ls.pfc_ring.any(axis=0) | (ls.queue != 0.0)
     busy |= acc.paused != 0.0
+    if previous is not None:
+        for figure in previous.per_link.values():
+            busy |= figure != 0.0
     return keep_class, np.flatnonzero(used | busy)
 
 

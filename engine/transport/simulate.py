@@ -129,7 +129,7 @@ def simulate(
     begin = float(start.min(initial=0.0))
     base_tables = tables
     while run.steps < config.max_steps:
-        keep = live_part(run.tables, run.state, run.acc) if drop_finished else None
+        keep = live_part(run.tables, run.state, run.acc, previous) if drop_finished else None
         if keep is not None:
             network = _go_live(run, network, config, keep)
             previous = None if previous is None else cut_window(previous, keep)

@@ -7,7 +7,7 @@ the link order, so no cycle of pauses can form and every flow must finish.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 from hypothesis import strategies as st
@@ -104,3 +104,13 @@ def configs(draw):
         settle=SettleParams(window_s=5e-6, max_window_s=50e-6),
         max_steps=400_000,
     )
+
+
+def assert_same_result(a, b) -> None:
+    """Two transport results equal bit for bit (their networks aside)."""
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.shape == y.shape and np.array_equal(x, y, equal_nan=True), f.name
+        elif f.name != "network":
+            assert x == y, f.name

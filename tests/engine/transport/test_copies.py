@@ -22,7 +22,7 @@ from engine.transport.network import FlowClasses, LinkSpec, TransportNetwork
 from engine.transport.simulate import simulate
 from engine.transport.tables import build_tables
 from engine.transport.workloads import incast, switch_spec
-from tests.engine.transport.networks import configs, small_networks
+from tests.engine.transport.networks import assert_same_result, configs, small_networks
 
 
 def joined(parts: list[TransportNetwork]) -> TransportNetwork:
@@ -72,12 +72,7 @@ def assert_same_run(whole: TransportNetwork, config, **kwargs) -> None:
     once = simulate(whole, config, **kwargs)
     every = simulate(whole, config, run_copies_once=False, **kwargs)
     assert once.network is whole
-    for f in fields(once):
-        a, b = getattr(once, f.name), getattr(every, f.name)
-        if isinstance(a, np.ndarray):
-            assert a.shape == b.shape and np.array_equal(a, b, equal_nan=True), f.name
-        elif f.name != "network":
-            assert a == b, f.name
+    assert_same_result(once, every)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

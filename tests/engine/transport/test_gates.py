@@ -19,21 +19,27 @@ SIZE = 8e6  # bytes per flow
 SLACK = 2e6  # bytes a flow may lead its neighbour
 
 
-def _relay(gated: bool) -> TransportNetwork:
-    """A: x -> y (links 0, 1); B: y -> z (links 2, 3) passes A's data on; C: w -> z
-    (links 4, 3) shares B's last link, so B runs at half the line rate."""
-    n = 5
-    links = make_links(
+def _nic_links(into_switch: list[bool], buffer_bytes: float):
+    """Links of NIC rate, each into a switch or out of one, buffers of `buffer_bytes`,
+    no ECN."""
+    n = len(into_switch)
+    return make_links(
         capacity_Bps=[NIC] * n,
         propagation_s=[50e-9] * n,
         latency_s=[350e-9] * n,
         speed_gbps=[NIC * 8 / 1e9] * n,
-        into_switch=[True, False, True, False, True],
-        from_switch=[False, True, False, True, False],
-        buffer_bytes=[10e6] * n,
-        egress_buffer_bytes=[10e6] * n,
-        ecn=[EcnParams(1e9, 2e9, 0.0)] * n,
+        into_switch=into_switch,
+        from_switch=[not x for x in into_switch],
+        buffer_bytes=[buffer_bytes] * n,
+        egress_buffer_bytes=[buffer_bytes] * n,
+        ecn=[EcnParams(1e15, 2e15, 0.0)] * n,
     )
+
+
+def _relay(gated: bool) -> TransportNetwork:
+    """A: x -> y (links 0, 1); B: y -> z (links 2, 3) passes A's data on; C: w -> z
+    (links 4, 3) shares B's last link, so B runs at half the line rate."""
+    links = _nic_links([True, False, True, False, True], 10e6)
     ptr = np.array([0, 2, 4, 6], dtype=np.int64)
     flat = np.array([0, 1, 2, 3, 4, 3], dtype=np.int64)
     classes, of_flow = group_into_classes(ptr, flat, np.full(3, SIZE))
@@ -68,18 +74,7 @@ def test_a_run_with_rates_at_rest_and_a_queue_still_filling_stops_after_as_long_
     # Two senders at line rate into one receiver link, behind a far-end buffer so large
     # that credits never hold them back: each delivers half the link while the queue at
     # the receiver's port fills at the line rate for as long as they send.
-    n = 3
-    links = make_links(
-        capacity_Bps=[NIC] * n,
-        propagation_s=[50e-9] * n,
-        latency_s=[350e-9] * n,
-        speed_gbps=[NIC * 8 / 1e9] * n,
-        into_switch=[True, True, False],
-        from_switch=[False, False, True],
-        buffer_bytes=[1e12] * n,
-        egress_buffer_bytes=[1e12] * n,
-        ecn=[EcnParams(1e15, 2e15, 0.0)] * n,
-    )
+    links = _nic_links([True, True, False], 1e12)
     ptr = np.array([0, 2, 4], dtype=np.int64)
     classes, of_flow = group_into_classes(ptr, np.array([0, 2, 1, 2]), np.full(2, 1e9))
     net = TransportNetwork(links, classes, of_flow)

@@ -3,9 +3,6 @@ is the run of the whole network, bit for bit."""
 
 from __future__ import annotations
 
-from dataclasses import fields
-
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -16,16 +13,7 @@ from engine.topology.expand import expand
 from engine.transport import live
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
 from engine.transport.simulate import simulate
-from tests.engine.transport.networks import configs, small_networks
-
-
-def assert_same(a, b) -> None:
-    for f in fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.shape == y.shape and np.array_equal(x, y, equal_nan=True), f.name
-        elif f.name != "network":
-            assert x == y, f.name
+from tests.engine.transport.networks import assert_same_result, configs, small_networks
 
 
 @pytest.fixture
@@ -50,7 +38,7 @@ def count_shrinks(monkeypatch):
 def test_dropping_finished_classes_changes_nothing(count_shrinks, network, config):
     kept = simulate(network, config, drop_finished=True)
     whole = simulate(network, config, drop_finished=False)
-    assert_same(kept, whole)
+    assert_same_result(kept, whole)
 
 
 def test_a_1k_permutation_goes_on_with_its_live_part_and_ends_the_same(count_shrinks, catalog):
@@ -61,4 +49,4 @@ def test_a_1k_permutation_goes_on_with_its_live_part_and_ends_the_same(count_shr
     config = scenario_transport_config(fabric.scenario, catalog)
     kept = simulate(network, config)
     assert count_shrinks, "the run never dropped its finished part"
-    assert_same(kept, simulate(network, config, drop_finished=False))
+    assert_same_result(kept, simulate(network, config, drop_finished=False))
