@@ -4,6 +4,9 @@ Front ends import from here, `engine.model`, `engine.catalog` and `engine.librar
 contract in pyproject.toml); every figure they show is computed behind this door, and comes
 out of it as a typed, frozen result (`engine.analysis.results`) with `to_dict`, `to_json`
 and `from_dict`.
+
+Importing it tunes one thing of the process for the engine's large arrays: numpy's huge-page
+advice is turned off where it stalls every fresh array (`engine.runtime.memory`).
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
 from engine.library.measurements import Measurement
 from engine.presets.scenarios import DEFAULT_PRESET, PRESETS, load_preset, preset_names
-from engine.runtime.memory import parse_bytes, set_memory_limit
+from engine.runtime.memory import parse_bytes, plain_pages_for_numpy, set_memory_limit
 from engine.runtime.progress import Progress, RunCancelledError
 from engine.runtime.resources import resource_dir, resource_path
 from engine.topology.templates import (
@@ -281,3 +284,5 @@ __all__ = [
     "training_summary",
     "transport_study",
 ]
+
+plain_pages_for_numpy()  # before the first evaluation allocates (see the module's docstring)

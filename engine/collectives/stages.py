@@ -99,8 +99,8 @@ def flows(
     src: list[np.ndarray], dst: list[np.ndarray], share: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Concatenated sources and destinations, every flow with the same `share`."""
-    s = np.concatenate(src).astype(np.int64)
-    d = np.concatenate(dst).astype(np.int64)
+    s = np.concatenate(src).astype(np.int64, copy=False)  # fresh already: no second copy
+    d = np.concatenate(dst).astype(np.int64, copy=False)
     return s, d, np.full(s.shape[0], share)
 
 

@@ -1,4 +1,5 @@
-"""Plain-Python reference for the max-min solver and fluid simulation of `engine.flows.solver`.
+"""Plain-Python reference for the max-min solver, fluid simulation and link loads of
+`engine.flows.solver`.
 
 Written independently of the kernels, in the textbook "bottleneck" form: repeatedly find the
 link whose remaining capacity, shared by the weights of its unfixed flows, is smallest; fix
@@ -68,3 +69,15 @@ def fluid_reference(
                     active[f] = False
                     finish[f] = now
     return finish
+
+
+def link_loads_reference(
+    paths: Sequence[Sequence[tuple[int, float]]], rates: Sequence[float], n_links: int
+) -> list[float]:
+    """Load of every link: each flow's (link, weight) pairs in order, weight times rate
+    added to the link (the order, and so the rounding, of the kernel)."""
+    loads = [0.0] * n_links
+    for path, rate in zip(paths, rates, strict=True):
+        for link, w in path:
+            loads[link] += w * rate
+    return loads

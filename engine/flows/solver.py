@@ -179,8 +179,35 @@ def link_loads(
     n_links: int,
 ) -> np.ndarray:
     """Bytes/s carried by every link at the given flow rates."""
-    per_entry = entry_weight * np.repeat(rates, np.diff(flow_ptr))
-    return np.bincount(entry_link, weights=per_entry, minlength=n_links)
+    loads = np.zeros(n_links)
+    link_loads_kernel(
+        np.ascontiguousarray(flow_ptr, dtype=np.int64),
+        index_array(entry_link),
+        np.ascontiguousarray(entry_weight, dtype=np.float64),
+        np.ascontiguousarray(rates, dtype=np.float64),
+        loads,
+    )
+    return loads
+
+
+@njit(cache=True, nogil=True)
+def link_loads_kernel(
+    flow_ptr: np.ndarray,
+    entry_link: np.ndarray,
+    entry_weight: np.ndarray,
+    rates: np.ndarray,
+    loads: np.ndarray,
+) -> None:
+    """Add to `loads` each entry's weight times its flow's rate, entry by entry in order.
+
+    The sums are those of ``bincount(entry_link, weights=entry_weight * rate per entry)``,
+    bit for bit (`engine.flows.reference.link_loads_reference`), without the three arrays of
+    the entries' size (rates repeated, products, offsets) that took 170 MB at 131,072 GPUs.
+    """
+    for f in range(flow_ptr.shape[0] - 1):
+        rate = rates[f]
+        for e in range(flow_ptr[f], flow_ptr[f + 1]):
+            loads[entry_link[e]] += entry_weight[e] * rate
 
 
 @njit(cache=True, nogil=True)

@@ -57,16 +57,23 @@ def route_flows(
     function mixes with the flow hash: nodes with equal salts pick alike.
     """
     n_nodes = n_nodes_of(graph.out_ptr)
+    # Per-node scratch only for the policy that reads it: sizing the adaptive search scans
+    # the whole distance table, a fixed cost every call would pay (10 M entries at 128k).
+    n_walk = n_nodes if mode == MODE_SPRAY else 1
     walk = Walk(
         np.empty(max(graph.max_degree, 1), dtype=np.int64),
-        np.empty(n_nodes, dtype=np.int64),
-        np.zeros(n_nodes),
-        np.zeros(n_nodes, dtype=np.int64),
+        np.empty(n_walk, dtype=np.int64),
+        np.zeros(n_walk),
+        np.zeros(n_walk, dtype=np.int64),
     )
     buf = walk.buf
-    path = np.empty(n_nodes, dtype=np.int64)
-    search = search_scratch(max_hops(dist), graph.max_degree, n_nodes)
-    inv_capacity = 1.0 / links.capacity
+    searching = mode == MODE_ADAPTIVE and write  # the counting pass never searches
+    path = np.empty(n_nodes if searching else 1, dtype=np.int64)
+    search = search_scratch(
+        max_hops(dist) if searching else 1, graph.max_degree, n_nodes if searching else 1
+    )
+    # Only the hop-by-hop adaptive choice reads it (a million links at 128k).
+    inv_capacity = 1.0 / links.capacity if mode == MODE_ADAPTIVE_LOCAL else np.ones(1)
     nv_up, nv_down = links.nvlink_up, links.nvlink_down
     entry_link, entry_weight, counts = paths.entry_link, paths.entry_weight, paths.counts
     for f in range(flows.src.shape[0]):

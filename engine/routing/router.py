@@ -315,7 +315,9 @@ class Router:
         bytes_key = f"{key}|{array_digest(nbytes)}|{q}"
         flow_bytes = FLOW_BYTES.get(bytes_key)
         if flow_bytes is None:
-            flow_bytes = _per_flow(nbytes, paths.connection, q) / q
+            flow_bytes = _per_flow(nbytes, paths.connection, q)
+            if not (q == 1 and _frozen_float_array(flow_bytes)):
+                flow_bytes = flow_bytes / q  # else x / 1 == x: the caller's array, shared
             flow_bytes.flags.writeable = False
             FLOW_BYTES.put(bytes_key, flow_bytes)
         return replace(paths, flow_bytes=flow_bytes, latency=latency)
@@ -362,28 +364,34 @@ class Router:
         if q > 1:
             conn = np.repeat(conn, q)
             sub = np.tile(np.arange(q, dtype=index), n_conn)
-        keep = entry[conn] != -2
+        keep = (entry if q == 1 else entry[conn]) != -2  # with q 1, conn is 0, 1, 2, ...
         if not keep.all():
             conn, sub = conn[keep], sub[keep]
         del keep
         if q == 1 and conn.shape[0] == n_conn:
             # One flow per connection, every one routed: the flows are the connections.
-            f_src, f_dst, f_entry, f_exit = src.copy(), dst.copy(), entry, exit_
+            # GPU ids are kept in the index type (they are the result's too).
+            f_src, f_dst, f_entry, f_exit = src.astype(index), dst.astype(index), entry, exit_
         else:
-            f_src, f_dst = src[conn], dst[conn]
+            f_src, f_dst = src[conn].astype(index), dst[conn].astype(index)
             f_entry, f_exit = entry[conn], exit_[conn]
         del entry, exit_
         hashes = flow_hashes(f_src, f_dst, sub, int(policy.seed))
         del sub
-        f_bytes = _per_flow(nbytes, conn, q) / q
-        f_key = np.zeros(conn.shape[0], dtype=np.int64)
+        if mode == MODE_ADAPTIVE:
+            f_bytes = _per_flow(nbytes, conn, q) / q
+        else:
+            # Only adaptive routing places flows by their bytes; zeros cost no memory
+            # until written, and these never are.
+            f_bytes = np.zeros(conn.shape[0])
+        f_key = np.zeros(conn.shape[0], dtype=np.int32)  # rows of the distance table
         routed_entry = f_entry >= 0
         rows, dist = self._distance_rows(self._t.attach_key[np.maximum(f_exit[routed_entry], 0)])
         f_key[routed_entry] = rows
         del rows, routed_entry
         fab = self.fabric
         load = np.zeros(fab.n_links)
-        counts = np.zeros(conn.shape[0], dtype=np.int64)
+        counts = np.zeros(conn.shape[0], dtype=np.int32)  # entries per flow (or UNREACHABLE)
         flows = Flows(f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes)
         del f_key, f_src, f_entry, f_exit, f_dst, hashes, f_bytes
         counting = Paths(np.zeros(1, dtype=np.int64), np.empty(0, index), np.empty(0), counts)
@@ -394,7 +402,7 @@ class Router:
             conn, counts = conn[reachable], counts[reachable]
             flows = Flows(*(a[reachable] for a in flows))
         del reachable
-        total = int(counts.sum())
+        total = int(counts.sum(dtype=np.int64))
         if total > MAX_ENTRIES:
             raise MemoryError(
                 f"spraying {conn.shape[0]} flows over every equal-cost link needs {total:,} path entries "
@@ -403,7 +411,7 @@ class Router:
         if mode == MODE_ADAPTIVE and conn.shape[0] > ADAPTIVE_PATH_SEARCH_MAX_FLOWS:
             mode = MODE_ADAPTIVE_LOCAL
         flow_ptr = np.zeros(conn.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=flow_ptr[1:])
+        np.cumsum(counts, out=flow_ptr[1:], dtype=np.int64)
         entry_link = np.empty(total, dtype=index)
         entry_weight = np.empty(total)
         paths = Paths(flow_ptr, entry_link, entry_weight, counts)
@@ -417,8 +425,8 @@ class Router:
         return RoutedFlows(
             n_connections=n_conn,
             connection=conn,
-            src_gpu=flows.src.astype(index),
-            dst_gpu=flows.dst.astype(index),
+            src_gpu=flows.src,
+            dst_gpu=flows.dst,
             flow_bytes=np.zeros(0),  # this call's bytes are set by `route`
             flow_ptr=flow_ptr,
             entry_link=entry_link,
@@ -435,6 +443,14 @@ def _per_flow(per_connection: np.ndarray, connection: np.ndarray, q: int) -> np.
     if q == 1 and connection.shape[0] == per_connection.shape[0]:
         return per_connection
     return per_connection[connection]
+
+
+def _frozen_float_array(a: np.ndarray) -> bool:
+    """Whether `a` is a read-only, contiguous float64 array owning its data (a schedule's
+    shares): safe to keep as it is, nobody can change it."""
+    return (
+        a.dtype == np.float64 and a.flags.c_contiguous and not a.flags.writeable and a.base is None
+    )
 
 
 def _index_dtype(largest: int) -> type:

@@ -49,7 +49,10 @@ class Flows(NamedTuple):
 
     A flow goes from GPU `src` to GPU `dst`, entering the network at GPU `entry` (-1: it
     stays inside its server) and leaving it at GPU `exit`; `key` is the row of the distance
-    table toward `exit`, `hash` its ECMP hash and `nbytes` its bytes.
+    table toward `exit`, `hash` its ECMP hash and `nbytes` its bytes (read by adaptive
+    routing only; zeros under the other policies). `key`, `entry` and `exit` are int32,
+    `src` and `dst` of the router's index type (int32 unless a fabric is enormous), as are
+    `Paths.counts`: at four million flows each int64 array would cost 16 MB more.
     """
 
     key: np.ndarray

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.flows.reference import fluid_reference, max_min_reference
+from engine.flows.reference import fluid_reference, link_loads_reference, max_min_reference
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 
 REL = 1e-9
@@ -78,6 +78,22 @@ def test_kernel_matches_reference(net):
     rates = max_min_rates(*to_csr(paths), np.array(capacity))
     expected = max_min_reference(paths, capacity)
     np.testing.assert_allclose(rates, expected, rtol=REL)
+
+
+@settings(max_examples=200, deadline=None)
+@given(networks(), st.lists(st.floats(0.0, 1e12), min_size=14, max_size=14))
+def test_link_loads_match_the_reference_bit_for_bit(net, rate_pool):
+    # The kernel adds entry by entry in the entries' order, as the reference (and numpy's
+    # bincount, which it replaced) does: the same sums, rounded alike.
+    paths, capacity = net
+    ptr, links, weights = to_csr(paths)
+    rates = np.array(rate_pool[: len(paths)])
+    got = link_loads(ptr, links, weights, rates, len(capacity))
+    assert got.tolist() == link_loads_reference(paths, rates.tolist(), len(capacity))
+    per_entry = weights * np.repeat(rates, np.diff(ptr))
+    np.testing.assert_array_equal(
+        got, np.bincount(links, weights=per_entry, minlength=len(capacity))
+    )
 
 
 @settings(max_examples=300, deadline=None)
