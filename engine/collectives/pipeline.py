@@ -41,8 +41,10 @@ def forwarding_edges(stage: Stage) -> tuple[np.ndarray, np.ndarray]:
         np.repeat(lo, counts) + np.arange(i.size) - np.repeat(np.cumsum(counts) - counts, counts)
     ]
     up_out = np.sort(key_out[p.phase == 0])
-    k = np.searchsorted(up_out, key_in[i])
-    goes_on_up = (k < up_out.size) & (up_out[np.minimum(k, up_out.size - 1)] == key_in[i])
+    goes_on_up = np.zeros(i.size, dtype=bool)
+    if up_out.size:
+        k = np.searchsorted(up_out, key_in[i])
+        goes_on_up = (k < up_out.size) & (up_out[np.minimum(k, up_out.size - 1)] == key_in[i])
     same = p.phase[i] == p.phase[j]
     turn = (p.phase[i] == 0) & (p.phase[j] == 1) & ~goes_on_up
     keep = (same | turn) & (i != j)

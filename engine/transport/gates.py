@@ -10,11 +10,13 @@ leaf does not flood a parent whose NIC is shared by three of the tree's flows.
 In the fluid model a *forwarding edge* a → b says that class b passes on the data class a
 delivers. It gates both ends alike: neither may have sent more of its bytes (as a share)
 than the other has delivered, plus its `slack_bytes`. b cannot pass on what has not
-reached it; a's receiver frees a buffer slot only when b's send of it has completed,
-which over RDMA is when the far end has it (its acknowledgement). The fill of
-the pipeline at the start (a tree's depth of hops) is the latency model's, which counts
-NCCL's per-hop latency; the slack lets every class's first buffer go without waiting for
-it, so only the pace and the bounded lead are the transport's.
+reached it; a's receiver frees a slot once it has passed the data on into b, whose own
+slots free as b's far end takes them, so a is held by what b has delivered. (NCCL holds a
+tree's child by its siblings' data as well, through the parent's reduction: here that
+bound is reached over two edges, so siblings may drift two buffers apart, not one.) The
+fill of the pipeline at the start (a tree's depth of hops) is the latency model's, which
+counts NCCL's per-hop latency; the slack lets every class's first buffer go without
+waiting for it, so only the pace and the bounded lead are the transport's.
 """
 
 from __future__ import annotations
