@@ -10,7 +10,8 @@ demand; the latency of each link class only for the path sums, which
 max-min timing
 (`engine.collectives.stage_rates`: paths, bytes, capacities), the transport verdict of each
 collective stage (`engine.collectives.stage_transport`: the kernel's tables and the
-transport settings) and the permutation's steady state
+transport settings), the pipeline gates of a ring or tree stage (`engine.collectives.pipeline`:
+its paths, classes and NCCL's buffer) and the permutation's steady state
 (`engine.analysis.permutation_transport`). An edit therefore re-runs the stages downstream
 of the fields it changed and reuses the rest; a cache entry can never outlive an edit of an
 input it reads, because that edit changes its key. Each cache is bounded in bytes.
@@ -19,6 +20,7 @@ input it reads, because that edit changes its key. Each cache is bounded in byte
 from __future__ import annotations
 
 from engine.analysis.permutation_transport import STEADY_STATES
+from engine.collectives.pipeline import GATES
 from engine.collectives.stage_rates import STAGE_RATES
 from engine.collectives.stage_transport import VERDICTS
 from engine.collectives.work_cache import NETWORK_FLOWS, SCHEDULES
@@ -38,6 +40,7 @@ CACHES: dict[str, ByteLRU] = {
     "network flows": NETWORK_FLOWS,
     "stage rates": STAGE_RATES,
     "transport": VERDICTS,
+    "pipeline gates": GATES,
     "steady states": STEADY_STATES,
 }
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from engine.collectives.stages import Stage
+from engine.routing.route_cache import array_digest
 from engine.routing.router import RoutedFlows
+from engine.runtime.lru import ByteLRU
 from engine.transport.gates import Gates, gates_from_edges
 from engine.transport.network import TransportNetwork
 
@@ -88,6 +90,31 @@ def network_gates(
     connections, with classes kept apart by connection) that the stage's pipeline
     implies; each class may lead by `buffer_bytes` per connection, shared by the
     connection's sub-flows (queue pairs). None when the stage has no pipeline."""
+    if stage.pipeline is None:
+        return None
+    # Kept by what they read: the paths (the routing key), how flows fell into classes,
+    # the pipeline and the buffer; a sweep of a latency builds them once.
+    key = ""
+    if routed.key:
+        digest = array_digest(stage.pipeline.pipe, stage.pipeline.phase, network.flow_class)
+        key = f"{routed.key}|{digest}|{buffer_bytes!r}"
+        known = GATES.get(key)
+        if known is not None:
+            return known
+    gates = _gates(stage, routed, network, buffer_bytes)
+    if key and gates is not None:
+        GATES.put(key, gates)
+    return gates
+
+
+# Gates kept per process (least recently used out first).
+GATES: ByteLRU[Gates] = ByteLRU(32 * 2**20)
+
+
+def _gates(
+    stage: Stage, routed: RoutedFlows, network: TransportNetwork, buffer_bytes: float
+) -> Gates | None:
+    """`network_gates` without the cache."""
     i, j = forwarding_edges(stage)
     if i.size == 0:
         return None
