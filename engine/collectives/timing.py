@@ -299,7 +299,8 @@ class CollectiveEngine:
             return kept
         stages = self._build_schedule(op, algo, groups)
         for stage in stages:
-            for array in (stage.src, stage.dst, stage.share):
+            pipe = () if stage.pipeline is None else (stage.pipeline.pipe, stage.pipeline.phase)
+            for array in (stage.src, stage.dst, stage.share, *pipe):
                 array.flags.writeable = False
         SCHEDULES.put(key, stages)
         return stages
