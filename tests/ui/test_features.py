@@ -40,6 +40,11 @@ def read_csv(path):
         return list(csv.reader(f))
 
 
+def pick_server(dialog, server):
+    """Choose `server` in the template dialog's server list."""
+    dialog.server_combo.setCurrentIndex(dialog.server_combo.findData(server))
+
+
 def fill_dialog(qtbot, dialog, template, gpus, switch="qm9700", oversub=None):
     dialog.template_combo.setCurrentText(template)
     dialog.gpus_spin.setFocus()

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.test_features import click_ok, fill_dialog
+from tests.ui.test_features import click_ok, fill_dialog, pick_server
 from tests.ui.windows import shown_window
 from ui.settings import app_settings
 
 pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
 
 
-def _pick_server(dialog, server):
-    dialog.server_combo.setCurrentIndex(dialog.server_combo.findData(server))
-
-
 def test_the_nvl72_template_builds_a_64_rack_superpod_drawn_as_pods(qtbot):
     win = shown_window(qtbot, settings=app_settings())
     dialog = win.new_from_template()
     fill_dialog(qtbot, dialog, "nvl72", 4608, switch="qm9700")
-    _pick_server(dialog, "gb200-nvl72")
+    pick_server(dialog, "gb200-nvl72")
     assert dialog.oversub_spin.isEnabled() and dialog.oversub_spin.value() == 1.0
     with qtbot.waitSignal(win.worker.finished, timeout=120_000):
         click_ok(qtbot, dialog)
@@ -57,7 +53,7 @@ def test_racks_of_no_whole_scalable_units_are_refused_in_the_dialog(qtbot):
     win = shown_window(qtbot, settings=app_settings())
     dialog = win.new_from_template()
     fill_dialog(qtbot, dialog, "nvl72", 72 * 33, switch="qm9700")
-    _pick_server(dialog, "gb200-nvl72")
+    pick_server(dialog, "gb200-nvl72")
     click_ok(qtbot, dialog)
     assert dialog.isVisible()
     assert "the nearest GPU counts that build are 2,304 or 2,880" in dialog.error_label.text()

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.test_features import click_ok, fill_dialog
+from tests.ui.test_features import click_ok, fill_dialog, pick_server
 from tests.ui.windows import shown_window
 from ui.settings import app_settings
 
 pytestmark = pytest.mark.usefixtures("temp_settings")  # tests/conftest.py
-
-
-def _pick_server(dialog, server):
-    dialog.server_combo.setCurrentIndex(dialog.server_combo.findData(server))
 
 
 def test_the_multi_plane_template_gives_an_evaluated_canvas_of_planes(qtbot):
@@ -22,7 +18,7 @@ def test_the_multi_plane_template_gives_an_evaluated_canvas_of_planes(qtbot):
     dialog = win.new_from_template()
     assert not dialog.planes_spin.isEnabled()  # the default template has no planes
     fill_dialog(qtbot, dialog, "multi-plane", 1024, switch="sn5600")
-    _pick_server(dialog, "hgx-b300")
+    pick_server(dialog, "hgx-b300")
     assert dialog.planes_spin.isEnabled() and dialog.planes_spin.value() == 2
     assert dialog.speed_combo.currentData() == 400.0  # 800G NIC over two planes
     assert dialog.params()["planes"] == 2
@@ -46,7 +42,7 @@ def test_four_planes_on_a_nic_of_two_links_are_refused_in_the_dialog(qtbot):
     win = shown_window(qtbot, settings=app_settings())
     dialog = win.new_from_template()
     fill_dialog(qtbot, dialog, "multi-plane", 1024, switch="sn5600")
-    _pick_server(dialog, "hgx-b300")
+    pick_server(dialog, "hgx-b300")
     dialog.planes_spin.setValue(4)
     assert dialog.speed_combo.currentData() == 200.0
     click_ok(qtbot, dialog)
@@ -60,7 +56,7 @@ def test_the_nvl72_template_gives_racks_on_folded_rails(qtbot):
     win = shown_window(qtbot, settings=app_settings())
     dialog = win.new_from_template()
     fill_dialog(qtbot, dialog, "nvl72", 576, switch="qm9700")
-    _pick_server(dialog, "gb200-nvl72")
+    pick_server(dialog, "gb200-nvl72")
     assert not dialog.planes_spin.isEnabled()
     with qtbot.waitSignal(win.worker.finished, timeout=60_000):
         click_ok(qtbot, dialog)
