@@ -174,7 +174,12 @@ def _storage_problems(scenario: Scenario, catalog: Catalog, groups: set[str]) ->
                 )
             if g.tier != "server":
                 problems.append(
-                    Problem(where, f"a storage group sits in tier 'server', not {g.tier!r}", "tier")
+                    Problem(
+                        where,
+                        f"storage nodes sit in tier 'server', not {g.tier!r}: set the tier to "
+                        "'server'",
+                        "tier",
+                    )
                 )
             if g.count <= 0:
                 problems.append(Problem(where, f"count must be at least 1, not {g.count}", "count"))

@@ -72,23 +72,33 @@ def test_traffic_inside_a_pod_never_touches_a_gateway(hybrid, catalog, mode):
     assert not np.isin(routed.entry_link, _gateway_links(fabric)).any()
 
 
-def test_cross_pod_throughput_is_the_gateways_ports(hybrid, catalog):
-    fabric = expand(hybrid, catalog)
+def cross_pod_rates(scenario, catalog) -> np.ndarray:
+    """Max-min rates of every GPU of pod 1 sending to its peer in pod 2 and back, sprayed."""
+    fabric = expand(scenario, catalog)
     src, dst = _cross_pairs(fabric)
     routed = Router(fabric).route(src, dst, RoutingPolicy(mode="spray"), connection_bytes=1e9)
-    rates = route_rates(
+    return route_rates(
         routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
     )
-    # each pod's gateways: 2 x 8 Ethernet ports forwarding 100 Gb/s each, RoCE headers
+
+
+def pod1_gateways_Bps(scenario, catalog) -> float:  # noqa: N802 (Bps: bytes per second)
+    """What pod 1's gateways forward: their Ethernet ports at the gateway's rate, less
+    RoCE headers."""
     roce = catalog.technology("roce")
     eff = header_efficiency(
         float(roce.value("header_bytes_per_packet")), float(roce.value("mtu_bytes"))
     )
     device = catalog.get(GATEWAY, "switch")
-    ports = hybrid.group("p1-gw").count * int(device.value("ethernet_ports"))
-    cut_Bps = ports * float(device.value("forwarding_gbps_per_port")) * 1e9 / 8 * eff
+    ports = scenario.group("p1-gw").count * int(device.value("ethernet_ports"))
+    return ports * float(device.value("forwarding_gbps_per_port")) * 1e9 / 8 * eff
+
+
+def test_cross_pod_throughput_is_the_gateways_ports(hybrid, catalog):
+    # each pod's gateways: 2 x 8 Ethernet ports forwarding 100 Gb/s each, RoCE headers;
     # both directions cross the cut at once, each bounded by the gateways' ports
-    assert rates.sum() == pytest.approx(2 * cut_Bps, rel=1e-9)
+    rates = cross_pod_rates(hybrid, catalog)
+    assert rates.sum() == pytest.approx(2 * pod1_gateways_Bps(hybrid, catalog), rel=1e-9)
 
 
 def test_cross_pod_all_reduce_is_bounded_by_the_gateways(hybrid, catalog):

@@ -14,13 +14,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from engine.collectives.stage_rates import route_rates
 from engine.model.errors import ScenarioError
 from engine.model.scenario import RoutingPolicy
 from engine.model.technology_checks import bundle_layers, group_layers
 from engine.model.validation import check_structure
 from engine.routing.router import Router
-from engine.topology.expand import expand, header_efficiency
+from engine.topology.expand import expand
 from engine.topology.templates import generate
 from tests.engine.topology.test_hybrid import (
     GATEWAY,
@@ -28,6 +27,8 @@ from tests.engine.topology.test_hybrid import (
     _gateway_links,
     _path_latency,
     _pod_gpus,
+    cross_pod_rates,
+    pod1_gateways_Bps,
 )
 
 
@@ -52,20 +53,8 @@ def test_one_pod_is_infiniband_and_the_other_roce(mixed, catalog):
 
 
 def test_cross_pod_throughput_is_the_infiniband_pods_gateways(mixed, catalog):
-    fabric = expand(mixed, catalog)
-    src, dst = _cross_pairs(fabric)
-    routed = Router(fabric).route(src, dst, RoutingPolicy(mode="spray"), connection_bytes=1e9)
-    rates = route_rates(
-        routed.flow_ptr, routed.entry_link, routed.entry_weight, fabric.link_capacity, routed.key
-    )
-    roce = catalog.technology("roce")
-    eff = header_efficiency(
-        float(roce.value("header_bytes_per_packet")), float(roce.value("mtu_bytes"))
-    )
-    device = catalog.get(GATEWAY, "switch")
-    ports = mixed.group("p1-gw").count * int(device.value("ethernet_ports"))
-    cut_Bps = ports * float(device.value("forwarding_gbps_per_port")) * 1e9 / 8 * eff
-    assert rates.sum() == pytest.approx(2 * cut_Bps, rel=1e-9)
+    rates = cross_pod_rates(mixed, catalog)
+    assert rates.sum() == pytest.approx(2 * pod1_gateways_Bps(mixed, catalog), rel=1e-9)
 
 
 def test_a_cross_pod_path_pays_one_gateway(mixed, catalog):
