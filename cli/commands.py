@@ -91,7 +91,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             )
         )
     with stage_progress() as progress:
-        report = evaluate(scenario, default_catalog(), parts, progress=progress)
+        report = evaluate(scenario, default_catalog(), parts, progress=progress, side_by_side=True)
     errors = link_errors_of(args, scenario)
     traffic = scenario.workload.kind == "traffic"
     if args.json:

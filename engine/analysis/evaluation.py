@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from engine.model.errors import ScenarioError
 from engine.model.scenario import Scenario
 from engine.routing.router import Router
 from engine.runtime.progress import Progress, checkpoint
+from engine.runtime.side_by_side import Lane, run_lanes
 from engine.topology.expand import NODE_SWITCH, NVLINK_BUNDLE, Fabric, expand
 
 
@@ -189,11 +191,13 @@ def collective_summary(
     return result.to_dict()
 
 
-def training_summary(fabric: Fabric, catalog: Catalog) -> dict[str, Any]:
-    """One training step of the scenario's training job."""
+def training_summary(
+    fabric: Fabric, catalog: Catalog, progress: Progress | None = None
+) -> dict[str, Any]:
+    """One training step of the scenario's training job (`progress` can stop it)."""
     from engine.training.step import train_step
 
-    return train_step(fabric, fabric.scenario.workload.training, catalog)
+    return train_step(fabric, fabric.scenario.workload.training, catalog, progress=progress)
 
 
 def evaluate(
@@ -203,6 +207,7 @@ def evaluate(
     collective_sizes: np.ndarray | None = None,
     progress: Progress | None = None,
     keep_going: bool = False,
+    side_by_side: bool = False,
 ) -> EvaluationResult:
     """Expand, route and probe a scenario; raises `ScenarioError` for a broken one.
 
@@ -211,9 +216,11 @@ def evaluate(
     ``None`` in the result. `progress` hears how far the run got and can stop it between
     chunks (`engine.runtime.progress.RunCancelledError`). With `keep_going`, a training step
     or cost report that cannot be computed leaves its reason in ``training_error`` /
-    ``cost_error`` and the rest of the result stands. A design with a storage network gets
-    its summary and a checkpoint over it (`engine.analysis.storage_network`) whatever the
-    parts.
+    ``cost_error`` and the rest of the result stands. With `side_by_side`, the training
+    step runs on a thread of its own beside the permutation test and the collective
+    (`engine.runtime.side_by_side`; the same result, in the time of the longer lane on a
+    machine with two cores), on fabrics of up to `SIDE_BY_SIDE_MAX_GPUS`. A design with a storage network gets its summary and a
+    checkpoint over it (`engine.analysis.storage_network`) whatever the parts.
     """
     checkpoint(progress, 0.0, "expand")
     t0 = time.perf_counter()
@@ -223,28 +230,28 @@ def evaluate(
     router = Router(fabric)
     found: dict[str, Any] = {"topology": TopologySummary.from_dict(topology_summary(fabric))}
     spans = _part_spans(parts)
-    if "permutation" in parts:
-        checkpoint(progress, spans["permutation"][0], "permutation test")
-        found["permutation"] = PermutationResult.from_dict(
-            permutation_test(
-                fabric, router, progress=_sub(progress, spans["permutation"]), catalog=catalog
+    probes: dict[str, Callable[[Progress], dict[str, Any]]] = {
+        "permutation": lambda p: {
+            "permutation": PermutationResult.from_dict(
+                permutation_test(fabric, router, progress=p, catalog=catalog)
             )
-        )
-    if "collective" in parts:
-        checkpoint(progress, spans["collective"][0], "collective")
-        found["collective"] = CollectiveSummary.from_dict(
-            collective_summary(
-                fabric, router, catalog, collective_sizes, _sub(progress, spans["collective"])
+        },
+        "collective": lambda p: {
+            "collective": CollectiveSummary.from_dict(
+                collective_summary(fabric, router, catalog, collective_sizes, p)
             )
-        )
-    if "training" in parts:
-        checkpoint(progress, spans["training"][0], "training step")
-        try:
-            found["training"] = TrainingResult.from_dict(training_summary(fabric, catalog))
-        except ScenarioError as exc:
-            if not keep_going:
-                raise
-            found["training_error"] = exc.brief()
+        },
+        "training": lambda p: _training_part(fabric, catalog, keep_going, p),
+    }
+    side_by_side = side_by_side and fabric.n_gpus <= SIDE_BY_SIDE_MAX_GPUS
+    lanes = [
+        _lane([(name, probes[name]) for name in names]) for names in _lanes(parts, side_by_side)
+    ]
+    if lanes:
+        chosen = [p for p in parts if p in probes]
+        span = (min(spans[p][0] for p in chosen), max(spans[p][1] for p in chosen))
+        for lane_found in run_lanes(lanes, _sub(progress, span), None if side_by_side else 1):
+            found.update(lane_found)
     if "cost" in parts:
         from engine.cost.report import cost_report
 
@@ -266,6 +273,59 @@ def evaluate(
     return EvaluationResult(
         **found, warnings=tuple(str(w) for w in fabric.warnings), expand_s=t_expand
     )
+
+
+def _training_part(
+    fabric: Fabric, catalog: Catalog, keep_going: bool, progress: Progress
+) -> dict[str, Any]:
+    """The training part of `evaluate`: its result, or (`keep_going`) why there is none."""
+    try:
+        return {"training": TrainingResult.from_dict(training_summary(fabric, catalog, progress))}
+    except ScenarioError as exc:
+        if not keep_going:
+            raise
+        return {"training_error": exc.brief()}
+
+
+# Past this many GPUs the probes' working sets are hundreds of MB each and would add up side
+# by side: the 131,072-GPU preset's cold evaluation peaks at 1.08-1.12 GB so (1.01 GB one
+# after another, its budget 1.2 GB) to save 0.2 of 2.7 s. Below it they are tens of MB.
+SIDE_BY_SIDE_MAX_GPUS = 65_536
+
+_PROBE_LABELS = {
+    "permutation": "permutation test",
+    "collective": "collective",
+    "training": "training step",
+}
+
+
+def _lanes(parts: tuple[str, ...], side_by_side: bool) -> list[list[str]]:
+    """The chosen probes in lanes: one lane in order, or the training step in a lane of its
+    own (the permutation test and the collective share the evaluation's `Router`, which is
+    not for two threads at once)."""
+    chosen = [p for p in _PROBE_LABELS if p in parts]
+    if not side_by_side:
+        return [chosen] if chosen else []
+    lanes = [[p for p in chosen if p != "training"], [p for p in chosen if p == "training"]]
+    return [lane for lane in lanes if lane]
+
+
+def _lane(steps: list[tuple[str, Callable[[Progress], dict[str, Any]]]]) -> tuple[float, Lane]:
+    """A lane of probes run in order, its weight, its progress split by `_PART_WEIGHTS`."""
+    weights = [_PART_WEIGHTS[name] for name, _ in steps]
+    total = sum(weights)
+
+    def run(progress: Progress) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        done = 0.0
+        for (name, probe), weight in zip(steps, weights, strict=True):
+            span = (done / total, (done + weight) / total)
+            checkpoint(progress, span[0], _PROBE_LABELS[name])
+            found.update(probe(progress.part(*span)))
+            done += weight
+        return found
+
+    return total, run
 
 
 # Rough share of each part in the run time of a large fabric (131,072 GPUs: expansion 0.5 s,

@@ -33,7 +33,9 @@ def run_evaluation(
     (`engine.analysis.latency`) is computed from it only when the Training tab asks, because
     it costs more than the 0.2 s edit-to-plot budget. ``ui_elapsed_s`` is the wall time of
     the whole run, ``reused`` what the engine's caches saved it. `progress` hears how far
-    the run got and stops it (`RunCancelledError`) when it says so.
+    the run got and stops it (`RunCancelledError`) when it says so. The training step runs
+    beside the other probes on a second core where there is one (`evaluate`'s
+    `side_by_side`).
     """
     from engine.model.scenario import scenario_to_dict
 
@@ -46,6 +48,7 @@ def run_evaluation(
         collective_sizes=curve_sizes(scenario.workload.sizes, DEFAULT_SIZES),
         progress=progress,
         keep_going=True,
+        side_by_side=True,
     )
     # The scenario travels with its report, so a pinned or cached report can still have its
     # slower extras (GPU utilization vs switch latency) computed when a tab asks for them.

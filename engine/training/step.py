@@ -41,6 +41,7 @@ from engine.collectives.timing import CollectiveEngine
 from engine.model.catalogs import scenario_catalog
 from engine.model.overrides import apply_override
 from engine.model.scenario import TrainingJob
+from engine.runtime.progress import Progress
 from engine.topology.expand import Fabric, expand
 from engine.training.assumptions import assumptions
 from engine.training.communication import (
@@ -73,8 +74,10 @@ def train_step(
     job: TrainingJob | None = None,
     catalog: Catalog | None = None,
     engine: CollectiveEngine | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """One training step of `job` (default: the fabric scenario's) on `fabric`.
+    """One training step of `job` (default: the fabric scenario's) on `fabric`; `progress`
+    can stop it between and inside its collectives (`RunCancelledError`).
 
     Returns step_s, compute_s, exposed_comm_s, bubble_s, optimizer_s (``step_s = compute_s +
     exposed_comm_s + bubble_s + optimizer_s``), recompute_s and compute_parts_s (compute by
@@ -97,7 +100,7 @@ def train_step(
     ctx = StepContext(
         plan=plan,
         grid=rank_grid(lay),
-        timer=CollectiveTimer(engine),
+        timer=CollectiveTimer(engine, progress),
         gpu=GpuSpeed.of(catalog, gpu_id),
         limit=int(plan.knobs["max_concurrent_groups"]),
         notes=notes,

@@ -14,14 +14,19 @@ from typing import Any
 import numpy as np
 
 from engine.collectives.timing import CollectiveEngine
+from engine.runtime.progress import Progress
 from engine.training.placement import Groups
 
 
 class CollectiveTimer:
-    """Times collectives on one engine, each distinct (op, groups, size) once."""
+    """Times collectives on one engine, each distinct (op, groups, size) once; a `progress`
+    given stops the timing (`RunCancelledError`) when its caller asks."""
 
-    def __init__(self, engine: CollectiveEngine):
+    def __init__(self, engine: CollectiveEngine, progress: Progress | None = None):
         self.engine = engine
+        # Heard between and inside the engine's runs only to stop (a step times many
+        # collectives; their fractions would not add up to the step's).
+        self._stop = None if progress is None else Progress(None, progress.should_stop)
         self._rows: dict[tuple[str, str, float], dict[str, Any]] = {}
         self.records: list[dict[str, Any]] = []
 
@@ -39,7 +44,11 @@ class CollectiveTimer:
         missing = sorted({s for s in sizes if s > 0 and (op, key, s) not in self._rows})
         if missing and groups.size >= 2:
             result = self.engine.run(
-                op, groups.ranks, np.array(missing, dtype=np.float64), concurrent=groups.concurrent
+                op,
+                groups.ranks,
+                np.array(missing, dtype=np.float64),
+                concurrent=groups.concurrent,
+                progress=self._stop,
             )
             for size, row in zip(missing, result.rows, strict=True):
                 self._rows[(op, key, size)] = row

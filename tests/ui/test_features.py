@@ -178,7 +178,7 @@ def test_every_tab_exports_csv(evaluated, tmp_path):
 
 
 def test_a_training_failure_is_shown_in_its_tab_not_a_crash(qtbot, win, monkeypatch):
-    def refuse(fabric, catalog):
+    def refuse(fabric, catalog, progress=None):
         raise ScenarioError(Problem("training", "no model fits on these GPUs"))
 
     monkeypatch.setattr(evaluate_module, "training_summary", refuse)
