@@ -4,9 +4,10 @@ Beside the permutation's max-min rates (the ideal transport) the evaluation runs
 routed flows through `engine.transport` from a line-rate start until their rates settle (or a
 budget of class-steps is spent, as a collective stage does: `engine.collectives.stage_transport`)
 and reports each connection's steady throughput as a fraction of its NIC's line rate, the
-aggregate against the ideal's, and the most paused and most marked links. It is skipped, with
-a note, for the ideal transport, sprayed routes and permutations of more distinct paths than
-the model runs in seconds. Steady states are kept per process, keyed by everything the run
+aggregate against the ideal's, and the most paused and most marked links. Sprayed routes run
+over their sets of links as links of several ports (`engine.transport.spray`). It is
+skipped, with a note, for the ideal transport, sprayed routes whose sets cannot be taken as
+one link, and permutations of more distinct paths than the model runs in seconds. Steady states are kept per process, keyed by everything the run
 reads, so an evaluation after an edit that leaves the flows' links alone reuses its own.
 """
 
@@ -35,6 +36,7 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.simulate import simulate
+from engine.transport.spray import bundle_sprayed
 from engine.transport.tables import HistoryTooLongError
 
 
@@ -51,11 +53,15 @@ def permutation_transport(
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return {"note": "ideal transport (transport.model = ideal)"}
+    ports = None
     if np.any(routed.entry_weight != 1.0):
-        return {"note": "sprayed flows: no per-packet transport model yet"}
+        bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+        if isinstance(bundled, str):
+            return {"note": f"sprayed flows not run: {bundled}"}
+        routed, ports = bundled.routed, bundled.ports
     if routed.n_flows > MAX_FLOWS:
         return {"note": f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}): not run"}
-    network = scenario_network(fabric, routed, catalog)
+    network = scenario_network(fabric, routed, catalog, ports=ports)
     n_classes = network.classes.n_classes
     if n_classes == 0:
         return {"note": "no flow crosses a cable"}

@@ -12,10 +12,12 @@ given number of bytes, read off what was simulated and, past it, continued at th
 the settled window (or of the run's last quarter, said in the note). A short transfer thus
 pays the start transient only as far as it lasts, a long one its steady state.
 
-The transport is skipped, and the stage runs at the ideal, when the scenario asks for the
-ideal transport, when the flows are sprayed (per-packet spraying is not a single path per
-flow; the transport model does not run it yet), or when the stage has more distinct paths
-than `MAX_CLASSES` (an all-to-all over thousands of GPUs): each case says so in the note.
+Sprayed flows run as single paths over the sets of links they split over evenly, each set
+one link of several ports (`engine.transport.spray`). The transport is skipped, and the
+stage runs at the ideal, when the scenario asks for the ideal transport, when sprayed flows
+split over sets that cannot be taken as one link (the note says why), or when the stage has
+more distinct paths than `MAX_CLASSES` (an all-to-all over thousands of GPUs): each case
+says so in the note.
 Verdicts are kept per process (`VERDICTS`, bounded in bytes), keyed by everything the run reads.
 """
 
@@ -38,6 +40,7 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.simulate import simulate
+from engine.transport.spray import bundle_sprayed
 from engine.transport.tables import HistoryTooLongError, build_tables
 
 REFERENCE_BYTES = 2**30  # bytes per unit of share: a transfer that outlasts its transient
@@ -118,14 +121,18 @@ def stage_transport(
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return _skipped("ideal transport (transport.model = ideal)")
+    ports = None
     if np.any(routed.entry_weight != 1.0):
-        return _skipped("sprayed flows run at the ideal (no per-packet transport model)")
+        bundled = bundle_sprayed(routed, fabric, capacity_Bps)
+        if isinstance(bundled, str):
+            return _skipped(f"sprayed flows run at the ideal: {bundled}")
+        routed, ports = bundled.routed, bundled.ports
     if routed.n_flows > MAX_FLOWS:
         return _skipped(f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}) run at the ideal")
     scaled = replace(routed, flow_bytes=flow_bytes * REFERENCE_BYTES)
     paced = pacing is not None and pacing[0].pipeline is not None
     apart = routed.connection if paced else None
-    network = scenario_network(fabric, scaled, catalog, capacity_Bps, keep_apart=apart)
+    network = scenario_network(fabric, scaled, catalog, capacity_Bps, keep_apart=apart, ports=ports)
     n_classes = network.classes.n_classes
     if n_classes == 0:
         return _skipped("no flow crosses a cable")

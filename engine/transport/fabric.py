@@ -7,8 +7,9 @@ compacts them to the links in use, and takes every link's buffer share, ECN thre
 latency from the catalog models of the switches at its ends. In a hybrid fabric (an
 InfiniBand pod and Ethernet joined through gateways) each link keeps its segment's
 technology: ECN thresholds only on Ethernet egress queues, and the flow control of its
-segment (`engine.transport.tables.derive_links`). Spraying (a flow split over
-several paths) is not a single path and is refused: route with ECMP or adaptive routing.
+segment (`engine.transport.tables.derive_links`). A sprayed flow (split over several
+paths) is not a single path: `engine.transport.spray` first turns the sets of links it
+splits over into single links of several ports, given here as `ports`.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def network_from_routes(
     capacity_Bps: np.ndarray | None = None,
     start_s: np.ndarray | None = None,
     keep_apart: np.ndarray | None = None,
+    ports: np.ndarray | None = None,
 ) -> TransportNetwork:
     """The transport network of `routed` on `fabric`: one class per distinct cable path
     (and start time: `start_s` per routed flow, all 0 when not given; and value of
@@ -88,10 +90,14 @@ def network_from_routes(
 
     A flow's feedback delay is twice its path latency (the fabric's per-link latency:
     propagation plus the switch or NIC at the far end). `capacity_Bps` (per fabric link)
-    replaces the fabric's link capacities.
+    replaces the fabric's link capacities; `ports` (per fabric link, from
+    `engine.transport.spray.bundle_sprayed`) makes a link stand for that many equal ports.
     """
     if np.any(routed.entry_weight != 1.0):
-        raise ValueError("sprayed flows split over several paths; route with ecmp or adaptive")
+        raise ValueError(
+            "sprayed flows split over several paths; give their sets of links as single "
+            "links first (engine.transport.spray.bundle_sprayed)"
+        )
     catalog = scenario_catalog(fabric.scenario, catalog)
     cable = fabric.network_link_mask()[routed.entry_link]
     owner = np.repeat(np.arange(routed.n_flows), np.diff(routed.flow_ptr))
@@ -121,6 +127,7 @@ def network_from_routes(
         egress_buffer_bytes=out_buffer,
         ecn=out_ecn,
         ethernet=ethernet,
+        ports=None if ports is None else ports[used],
     )
     path_latency = np.add.reduceat(latency[local], ptr[:-1]) if local.size else np.zeros(0)
     classes, of_flow = group_into_classes(

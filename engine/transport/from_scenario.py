@@ -81,6 +81,7 @@ def scenario_network(
     capacity_Bps: np.ndarray | None = None,
     start_s: np.ndarray | None = None,
     keep_apart: np.ndarray | None = None,
+    ports: np.ndarray | None = None,
 ) -> TransportNetwork:
     """The transport network of `routed` flows on `fabric`, with the scenario's port buffer
     and ECN thresholds replacing the switches' catalog figures where it sets them.
@@ -88,14 +89,16 @@ def scenario_network(
     `capacity_Bps` (per fabric link) replaces the fabric's link capacities, so that the
     transport sees the same links as the caller's ideal; `start_s` (per routed flow) gives
     each flow its start time; flows of different `keep_apart` values (per routed flow)
-    never share a class.
+    never share a class; `ports` (per fabric link) makes a link stand for that many equal
+    ports (sprayed flows, `engine.transport.spray`), the scenario's figures per port.
     """
-    network = network_from_routes(fabric, routed, catalog, capacity_Bps, start_s, keep_apart)
+    network = network_from_routes(fabric, routed, catalog, capacity_Bps, start_s, keep_apart, ports)
     t = fabric.scenario.transport
     links = network.links
+    k = 1.0 if links.ports is None else links.ports.astype(np.float64)
     changes: dict[str, np.ndarray] = {}
     if t.port_buffer_bytes is not None:
-        size = float(t.port_buffer_bytes)
+        size = float(t.port_buffer_bytes) * k
         changes["buffer_bytes"] = np.where(links.into_switch, size, links.buffer_bytes)
         changes["egress_buffer_bytes"] = np.where(
             links.from_switch, size, links.egress_buffer_bytes
@@ -105,7 +108,8 @@ def scenario_network(
         for name in ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax"):
             value = getattr(t, name)
             if value is not None:
-                changes[name] = np.where(marks, float(value), getattr(links, name))
+                per_port = float(value) * (k if name != "ecn_pmax" else 1.0)
+                changes[name] = np.where(marks, per_port, getattr(links, name))
     if not changes:
         return network
     return replace(network, links=replace(links, **changes))

@@ -36,7 +36,10 @@ class LinkSpec:
     scale of the IB CC threshold. ECN thresholds belong to the near-end (egress) switch.
     `ethernet` (a hybrid fabric's, else ``None``) says per link whether it is an Ethernet
     segment: its far end pushes back with PFC, not InfiniBand credits, and its egress queue
-    marks ECN, not FECN.
+    marks ECN, not FECN. `ports` (``None``: one each) is the number of equal ports a link
+    stands for (the links a sprayed flow splits over evenly, `engine.transport.spray`): its
+    capacity, buffers and ECN thresholds are then those ports' sums, and the PFC headroom
+    and thresholds are taken per port.
     """
 
     capacity_Bps: np.ndarray
@@ -51,6 +54,7 @@ class LinkSpec:
     ecn_kmax_bytes: np.ndarray
     ecn_pmax: np.ndarray
     ethernet: np.ndarray | None = None
+    ports: np.ndarray | None = None
 
     @property
     def n_links(self) -> int:
@@ -112,26 +116,30 @@ def make_links(
     egress_buffer_bytes: np.ndarray,
     ecn: list[EcnParams],
     ethernet: np.ndarray | None = None,
+    ports: np.ndarray | None = None,
 ) -> LinkSpec:
-    """A `LinkSpec` from per-link sequences (one `EcnParams` per link, off at NIC egress;
-    `ethernet` per link in a hybrid fabric)."""
+    """A `LinkSpec` from per-link sequences of one port's figures (one `EcnParams` per link,
+    off at NIC egress; `ethernet` per link in a hybrid fabric; `ports` per link when a link
+    stands for several equal ports, whose sums it then holds)."""
     into = np.asarray(into_switch, dtype=bool)
     out = np.asarray(from_switch, dtype=bool)
+    k = 1.0 if ports is None else np.asarray(ports, dtype=np.float64)
     return LinkSpec(
-        capacity_Bps=np.asarray(capacity_Bps, dtype=np.float64),
+        capacity_Bps=np.asarray(capacity_Bps, dtype=np.float64) * k,
         propagation_s=np.asarray(propagation_s, dtype=np.float64),
         latency_s=np.asarray(latency_s, dtype=np.float64),
         speed_gbps=np.asarray(speed_gbps, dtype=np.float64),
         into_switch=into,
         from_switch=out,
-        buffer_bytes=np.where(into, np.asarray(buffer_bytes, dtype=np.float64), np.inf),
+        buffer_bytes=np.where(into, np.asarray(buffer_bytes, dtype=np.float64) * k, np.inf),
         egress_buffer_bytes=np.where(
-            out, np.asarray(egress_buffer_bytes, dtype=np.float64), np.inf
+            out, np.asarray(egress_buffer_bytes, dtype=np.float64) * k, np.inf
         ),
-        ecn_kmin_bytes=np.array([e.kmin_bytes for e in ecn]) * out,
-        ecn_kmax_bytes=np.array([e.kmax_bytes for e in ecn]) * out,
+        ecn_kmin_bytes=np.array([e.kmin_bytes for e in ecn]) * out * k,
+        ecn_kmax_bytes=np.array([e.kmax_bytes for e in ecn]) * out * k,
         ecn_pmax=np.array([e.pmax for e in ecn]) * out,
         ethernet=None if ethernet is None else np.asarray(ethernet, dtype=bool),
+        ports=None if ports is None else np.asarray(ports, dtype=np.int64),
     )
 
 

@@ -75,10 +75,13 @@ def derive_links(network: TransportNetwork, config: TransportConfig) -> LinkDeri
         on_ethernet = CONTROL_OF["pfc" if mode == "credit" else mode]
         code = np.where(links.ethernet, on_ethernet, CONTROL_CREDIT)
     control = np.where(links.into_switch, code, CONTROL_NONE).astype(np.int64)
+    # PFC acts per port: a link standing for k equal ports pauses when each of them would.
+    k = 1.0 if links.ports is None else links.ports.astype(np.float64)
     headroom = pfc_headroom_bytes(
-        links.capacity_Bps, links.propagation_s, links.speed_gbps, config.mtu_bytes, config.pfc
+        links.capacity_Bps / k, links.propagation_s, links.speed_gbps, config.mtu_bytes, config.pfc
     )
-    xoff, xon = pfc_thresholds(links.buffer_bytes, headroom, config.mtu_bytes, config.pfc)
+    xoff, xon = pfc_thresholds(links.buffer_bytes / k, headroom, config.mtu_bytes, config.pfc)
+    headroom, xoff, xon = headroom * k, xoff * k, xon * k
     pfc_ok = pfc_is_lossless(links.buffer_bytes, xoff, headroom)
     lossless = np.where(control == CONTROL_PFC, pfc_ok, control == CONTROL_CREDIT)
     lossless |= ~links.into_switch

@@ -25,10 +25,7 @@ def test_collided_permutation_flows_get_no_more_than_the_ideal_and_marks_show(ro
     assert t.max_ecn_mark_fraction > 0.0  # ECMP collisions queue and get marked
 
 
-@pytest.mark.parametrize(
-    "path,value,fragment",
-    [("transport.model", "ideal", "ideal"), ("routing.mode", "spray", "spray")],
-)
+@pytest.mark.parametrize("path,value,fragment", [("transport.model", "ideal", "ideal")])
 def test_the_transport_is_skipped_with_a_reason(roce_ecmp, catalog, path, value, fragment):
     p = evaluate(
         apply_override(roce_ecmp, path, value), catalog, parts=("permutation",)
