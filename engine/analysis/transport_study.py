@@ -10,8 +10,10 @@ ports and their queues over time, pause and mark shares per bundle, drops, headr
 victim's slowdown. The transport speaks of compact links and flow classes, the front ends of
 fabric links, bundles and GPU pairs: transport link i is fabric link ``used[i]``, the cables
 the flows cross in increasing id (as `engine.transport.fabric.network_from_routes` keeps
-them). What the model cannot run (sprayed routes, over `MAX_CLASSES` distinct paths, a
-workload that crosses no cable) is refused with a `ScenarioError` naming the field.
+them). Sprayed flows run over the sets of links they split over, each set one link of
+several ports (`engine.transport.spray`), shown per port. What the model cannot run
+(sprayed flows over uneven sets, over `MAX_CLASSES` distinct paths, a workload that
+crosses no cable) is refused with a `ScenarioError` naming the field.
 """
 
 from __future__ import annotations
@@ -46,18 +48,24 @@ from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link, expand
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
 from engine.transport.result import TransportResult
 from engine.transport.simulate import simulate
+from engine.transport.spray import bundle_sprayed
 from engine.transport.tables import HistoryTooLongError
 
 SERIES_POINTS = 400  # time-series rows kept per series
 HOTTEST_PORTS = 10
 PORT_SERIES = 4
 FLOW_SERIES = 4
-_SPRAY = Problem(
-    "routing",
-    "the transport model runs one path per flow and spraying splits each over every path: "
-    "use routing.mode ecmp or adaptive",
-    "mode",
-)
+
+
+def _spray_refused(reason: str) -> ScenarioError:
+    return ScenarioError(
+        Problem(
+            "routing",
+            f"these sprayed flows cannot run through the transport model: {reason}; "
+            "use routing.mode ecmp or adaptive",
+            "mode",
+        )
+    )
 
 
 def transport_study(
@@ -79,19 +87,21 @@ def transport_study(
     check_workload(workload)
     checkpoint(progress, 0.0, "expand")
     fabric = expand(scenario, catalog)
-    if scenario.routing.mode == "spray":
-        raise ScenarioError(_SPRAY)
     checkpoint(progress, 0.05, "flows")
     demand = build_demand(fabric, workload)
     checkpoint(progress, 0.1, "route")
     routed = Router(fabric).route(
         demand.src, demand.dst, scenario.routing, connection_bytes=demand.nbytes
     )
+    ports = np.ones(fabric.n_links, dtype=np.int64)
     if np.any(routed.entry_weight != 1.0):
-        raise ScenarioError(_SPRAY)
+        bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+        if isinstance(bundled, str):
+            raise _spray_refused(bundled)
+        routed, ports = bundled.routed, bundled.ports
     checkpoint(progress, 0.2, "transport network")
     starts = None if demand.start_s is None else demand.start_s[routed.connection]
-    network = scenario_network(fabric, routed, catalog, start_s=starts)
+    network = scenario_network(fabric, routed, catalog, start_s=starts, ports=ports)
     n_classes = network.classes.n_classes
     size_field = "ranks" if workload.kind in ("all-to-all", "collective") else "kind"
     if n_classes == 0:
@@ -125,7 +135,7 @@ def transport_study(
     mechanisms = (m.lossless,) + (("dcqcn",) if m.dcqcn else ()) + (("ib_cc",) if m.ib_cc else ())
     if scenario.transport.model == "ideal":
         demand.notes.append("transport.model is ideal; the study runs the mechanisms anyway")
-    study = _summary(fabric, routed, result, used, demand, workload)
+    study = _summary(fabric, routed, result, (used, ports[used]), demand, workload)
     checkpoint(progress, 1.0, "done")
     return TransportStudy(
         scenario=scenario.metadata.name,
@@ -141,11 +151,13 @@ def _summary(
     fabric: Fabric,
     routed: RoutedFlows,
     result: TransportResult,
-    used: np.ndarray,
+    links: tuple[np.ndarray, np.ndarray],
     demand: Demand,
     w: TransportWorkload,
 ) -> dict:
-    """The study's figures from a finished (or stopped) run."""
+    """The study's figures from a finished (or stopped) run; `links` are the fabric links
+    of the run's links and the ports each stands for (sprayed sets)."""
+    used, ports = links
     network = result.network
     cl = network.classes
     flow_class = network.flow_class
@@ -194,7 +206,7 @@ def _summary(
     if demand.victim >= 0 and thr[demand.victim] > 0:
         victim = float(ideal_thr[demand.victim] / thr[demand.victim])
     bundles = _bundle_ids(fabric, used)
-    ports = _hottest(fabric, result, used, bundles)
+    hottest = _hottest(fabric, result, used, ports, bundles)
     return {
         "flows": int(present.sum()),
         "classes": int(cl.n_classes),
@@ -206,8 +218,8 @@ def _summary(
         "finished": bool(result.finished),
         "dropped_bytes": dropped,
         "lossless": bool(np.all(result.lossless)) and dropped == 0.0,
-        "hottest": ports,
-        "port_series": _port_series(result, ports[:PORT_SERIES], used),
+        "hottest": hottest,
+        "port_series": _port_series(result, hottest[:PORT_SERIES], used, ports),
         "flow_series": _flow_series(routed, result, demand),
         "bundle_pause_fraction": _per_bundle(bundles, result.pause_fraction),
         "bundle_mark_fraction": _per_bundle(bundles, result.ecn_mark_fraction),
@@ -235,22 +247,29 @@ def _per_bundle(bundles: list[str], values: np.ndarray) -> dict[str, float]:
 
 
 def _hottest(
-    fabric: Fabric, result: TransportResult, used: np.ndarray, bundles: list[str]
+    fabric: Fabric,
+    result: TransportResult,
+    used: np.ndarray,
+    ports: np.ndarray,
+    bundles: list[str],
 ) -> tuple[PortFigures, ...]:
-    """The ports with the largest queue (then paused share, then utilization)."""
-    q, pause, util = result.max_queue_bytes, result.pause_fraction, result.utilization
+    """The ports with the largest queue (then paused share, then utilization). A run's
+    link that stands for a sprayed set of k ports is shown as one of them: its queue and
+    drops over k, its shares as they are (every port of the set has the same)."""
+    q, pause, util = result.max_queue_bytes / ports, result.pause_fraction, result.utilization
     order = np.lexsort((-util, -pause, -q))
     active = order[(q[order] > 0) | (pause[order] > 0) | (util[order] > 0)]
     return tuple(
         PortFigures(
-            link=describe_link(fabric, int(used[i])),
+            link=describe_link(fabric, int(used[i]))
+            + (f" (each of the {ports[i]} links sprayed over alike)" if ports[i] > 1 else ""),
             index=int(used[i]),
             bundle=bundles[i],
             max_queue_bytes=float(q[i]),
-            mean_queue_bytes=float(result.mean_queue_bytes[i]),
+            mean_queue_bytes=float(result.mean_queue_bytes[i] / ports[i]),
             pause_fraction=float(pause[i]),
             ecn_mark_fraction=float(result.ecn_mark_fraction[i]),
-            dropped_bytes=float(result.dropped_bytes[i]),
+            dropped_bytes=float(result.dropped_bytes[i] / ports[i]),
             utilization=float(util[i]),
             headroom_ok=bool(result.lossless[i]),
         )
@@ -279,14 +298,18 @@ def _mean_rows(values: np.ndarray, starts: np.ndarray, duration: np.ndarray) -> 
 
 
 def _port_series(
-    result: TransportResult, ports: tuple[PortFigures, ...], used: np.ndarray
+    result: TransportResult,
+    ports: tuple[PortFigures, ...],
+    used: np.ndarray,
+    per_link: np.ndarray,
 ) -> tuple[PortSeries, ...]:
-    """Queue (largest sample per bucket) and paused share (mean) of the first hot ports."""
+    """Queue (largest sample per bucket) and paused share (mean) of the first hot ports
+    (a sprayed set's queue per port: over the `per_link` ports it stands for)."""
     times, starts, duration = _downsample(result)
     if not ports or starts.size == 0:
         return ()
     local = np.searchsorted(used, [p.index for p in ports])
-    queue = np.maximum.reduceat(result.queue_bytes[:, local], starts, axis=0)
+    queue = np.maximum.reduceat(result.queue_bytes[:, local] / per_link[local], starts, axis=0)
     paused = _mean_rows(result.paused_share[:, local], starts, duration)
     t = tuple(times.tolist())
     return tuple(

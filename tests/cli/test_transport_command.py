@@ -117,5 +117,4 @@ def test_bad_workload_is_one_line_without_traceback() -> None:
 def test_a_workload_the_fabric_cannot_run_names_the_field() -> None:
     one_line_error(run(IB, "--senders", "5000"), "transport.senders: 5000:1 needs 5001 servers")
     one_line_error(run(IB, "--workload", "permutation", "--victim"), "transport.victim")
-    one_line_error(run(IB, "--set", "routing.mode=spray"), "routing.mode")
     one_line_error(run(IB, "--workload", "incast:4", "--senders", "5"), "disagree")
