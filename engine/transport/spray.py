@@ -24,11 +24,13 @@ import numpy as np
 
 from engine.routing.router import RoutedFlows
 from engine.topology.expand import Fabric
-
-# A hop's shares sum to 1; floating sums of shares such as 1/3 miss it by ~1e-16 per entry.
-SHARE_TOLERANCE = 1e-9
-# Entries of a flow lie hop by hop; a hop starts where the shares before it sum to a whole.
-_HOP_EPSILON = 1e-6
+from engine.transport.spray_kernels import (
+    UNEVEN_SHARE,
+    UNEVEN_TOTAL,
+    count_hops,
+    hop_sets,
+    sets_agree,
+)
 
 
 @dataclass(frozen=True)
@@ -46,51 +48,33 @@ class Bundled:
 def bundle_sprayed(routed: RoutedFlows, fabric: Fabric, capacity_Bps: np.ndarray) -> Bundled | str:
     """`routed`'s sprayed flows as single paths over sets of equal links (see the module
     docstring), or why they cannot be: a sentence for the caller's note."""
-    ptr, link, weight = routed.flow_ptr, routed.entry_link.astype(np.int64), routed.entry_weight
+    ptr, link, weight = routed.flow_ptr, routed.entry_link, routed.entry_weight
     n_flows = routed.n_flows
-    if link.size == 0:
-        return Bundled(routed, np.ones(fabric.n_links, dtype=np.int64))
-    owner = np.repeat(np.arange(n_flows), np.diff(ptr))
-    before = np.cumsum(weight) - weight
-    flow_start = before[ptr[:-1][np.diff(ptr) > 0]]
-    starts = np.zeros(n_flows)
-    starts[np.diff(ptr) > 0] = flow_start
-    hop = np.floor(before - starts[owner] + _HOP_EPSILON).astype(np.int64)
-    first = np.ones(link.size, dtype=bool)
-    first[1:] = (owner[1:] != owner[:-1]) | (hop[1:] != hop[:-1])
-    group_start = np.flatnonzero(first)
-    group = np.cumsum(first) - 1
-    size = np.diff(np.append(group_start, link.size))
-    total = np.add.reduceat(weight, group_start)
-    if np.any(np.abs(total - 1.0) > _HOP_EPSILON):
+    n_hops = count_hops(ptr, weight)
+    hops_of_flow = np.zeros(n_flows, dtype=np.int64)
+    lowest = np.zeros(n_hops, dtype=np.int64)
+    size = np.zeros(n_hops, dtype=np.int64)
+    signature = np.zeros(n_hops, dtype=np.uint64)
+    found = hop_sets(ptr, link, weight, hops_of_flow, lowest, size, signature)
+    if found == UNEVEN_TOTAL:
         return "a flow's shares do not add up to whole hops"
-    if np.any(np.abs(weight - 1.0 / size[group]) > SHARE_TOLERANCE):
+    if found == UNEVEN_SHARE:
         return "a flow splits unevenly over the links of a hop"
-    lowest = np.minimum.reduceat(link, group_start)
-    signature = _set_signature(link, group_start)
-    # Every link in one set: all hops that cross a link cross the same set.
-    order = np.argsort(link, kind="stable")
-    same_link = link[order][1:] == link[order][:-1]
-    g = group[order]
-    differs = (lowest[g][1:] != lowest[g][:-1]) | (signature[g][1:] != signature[g][:-1])
-    differs |= size[g][1:] != size[g][:-1]
-    if np.any(same_link & differs):
+    set_of = np.full(fabric.n_links, -1, dtype=np.int64)
+    if not sets_agree(ptr, link, hops_of_flow, lowest, size, signature, set_of):
         return "flows spray over sets of links that overlap without being equal"
-    for name, values in (
-        ("cable bundle", fabric.link_bundle[link]),
-        ("capacity", np.asarray(capacity_Bps, dtype=np.float64)[link]),
-        ("group at the near end", fabric.node_group[fabric.link_src[link]]),
-        ("group at the far end", fabric.node_group[fabric.link_dst[link]]),
-    ):
-        if np.any(
-            np.minimum.reduceat(values, group_start) != np.maximum.reduceat(values, group_start)
-        ):
+    members = np.flatnonzero(set_of >= 0)
+    for name, values in _port_figures(fabric, capacity_Bps, members).items():
+        low = np.full(fabric.n_links, np.inf)
+        high = np.full(fabric.n_links, -np.inf)
+        np.minimum.at(low, set_of[members], values)
+        np.maximum.at(high, set_of[members], values)
+        if np.any(low[lowest] != high[lowest]):
             return f"the links a flow sprays over differ in {name}"
     ports = np.ones(fabric.n_links, dtype=np.int64)
     ports[lowest] = size
-    hops = np.bincount(owner[group_start], minlength=n_flows)
     flow_ptr = np.zeros(n_flows + 1, dtype=np.int64)
-    np.cumsum(hops, out=flow_ptr[1:])
+    np.cumsum(hops_of_flow, out=flow_ptr[1:])
     single = replace(
         routed,
         flow_ptr=flow_ptr,
@@ -101,11 +85,35 @@ def bundle_sprayed(routed: RoutedFlows, fabric: Fabric, capacity_Bps: np.ndarray
     return Bundled(single, ports)
 
 
-def _set_signature(link: np.ndarray, group_start: np.ndarray) -> np.ndarray:
-    """Per hop group, a 64-bit sum of its links' mixed ids: equal sets sum alike, and two
-    different sets of one size and lowest link collide with odds of about 2^-64."""
-    x = link.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    x ^= x >> np.uint64(29)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(32)
-    return np.add.reduceat(x, group_start)
+def _port_figures(fabric: Fabric, capacity_Bps: np.ndarray, link: np.ndarray) -> dict:
+    """Per entry, each figure the transport takes from a port (the links of one set must
+    agree on all): capacity, speed, latency, cable length and kind, the switch models at
+    both ends (their buffers and ECN) and, in a hybrid fabric, the segment. Links of
+    different bundles may agree (a NIC's two planes)."""
+    bundles = fabric.scenario.bundles
+    groups = fabric.scenario.groups
+    bundle = fabric.link_bundle[link]
+    real = bundle >= 0
+    speed = np.zeros(link.size)
+    length = np.zeros(link.size)
+    cable = np.zeros(link.size, dtype=np.int64)
+    kinds: dict[str, int] = {}
+    for b in np.unique(bundle[real]).tolist():
+        at = bundle == b
+        speed[at], length[at] = bundles[b].speed_gbps, bundles[b].length_m
+        cable[at] = kinds.setdefault(bundles[b].cable, len(kinds))
+    models: dict[str, int] = {}
+    model = np.array([models.setdefault(g.model, len(models)) for g in groups], dtype=np.int64)
+    segment = np.zeros(link.size, dtype=np.int64)
+    if fabric.bundle_ethernet is not None:  # a hybrid fabric: InfiniBand or Ethernet per bundle
+        segment[real] = fabric.bundle_ethernet[bundle[real]]
+    return {
+        "capacity": np.asarray(capacity_Bps, dtype=np.float64)[link],
+        "speed": speed,
+        "latency": fabric.link_latency[link],
+        "cable length": length,
+        "cable kind": cable,
+        "switch model at the near end": model[fabric.node_group[fabric.link_src[link]]],
+        "switch model at the far end": model[fabric.node_group[fabric.link_dst[link]]],
+        "segment (InfiniBand or Ethernet)": segment,
+    }

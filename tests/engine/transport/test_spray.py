@@ -25,6 +25,15 @@ from engine.transport.from_scenario import scenario_network, scenario_transport_
 from engine.transport.params import Mechanisms
 from engine.transport.simulate import simulate
 from engine.transport.spray import bundle_sprayed
+from engine.transport.spray_kernels import (
+    EVEN,
+    UNEVEN_SHARE,
+    count_hops,
+    hop_sets,
+    hop_sets_reference,
+    sets_agree,
+    sets_agree_reference,
+)
 
 # Tolerance written before the first run: the same fluid model either way, so the finish
 # times agree to float rounding of sums taken in another order.
@@ -194,3 +203,25 @@ def test_a_failed_cable_makes_spraying_uneven_and_the_note_says_so() -> None:
     transport = evaluate(scenario, default_catalog(), ("permutation",)).permutation.transport
     assert transport.throughput_fraction is None
     assert transport.note.startswith("sprayed flows not run: ")
+
+
+def test_the_kernels_agree_with_their_plain_python_twins() -> None:
+    fabric = sprayed_fabric()
+    routed = sprayed_permutation(fabric)
+    ptr, link, weight = routed.flow_ptr, routed.entry_link, routed.entry_weight
+    uneven = weight.copy()
+    k = int(np.flatnonzero(weight < 1)[0])
+    uneven[k], uneven[k + 1] = uneven[k] * 1.5, uneven[k + 1] * 0.5
+    for shares in (weight, uneven):
+        status, hops_of_flow, lowest, size, signature = hop_sets_reference(ptr, link, shares)
+        n = count_hops(ptr, shares)
+        got = (np.zeros(routed.n_flows, dtype=np.int64), np.zeros(n, dtype=np.int64))
+        got += (np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.uint64))
+        assert hop_sets(ptr, link, shares, *got) == status
+        if status == EVEN:
+            assert [a.tolist() for a in got] == [hops_of_flow, lowest, size, signature]
+            set_of = np.full(fabric.n_links, -1, dtype=np.int64)
+            assert sets_agree(ptr, link, *got, set_of) == sets_agree_reference(
+                ptr, link, hops_of_flow, lowest, size, signature
+            )
+    assert status == UNEVEN_SHARE
