@@ -1,0 +1,135 @@
+"""The fluid transport model against packets: the same networks, sent packet by packet.
+
+`tests/validation/packet_level.py` moves MTU-sized packets through FIFO egress ports under
+the same credits or PFC thresholds (no congestion control, no loss). Where the fluid model
+shares and pushes back as packets do, both give the same flow throughput. Tolerance, fixed
+before the first run (docs/transport.md names it as the target of a packet-level
+comparison): the mean flow throughput and the makespan within 15%; per flow, the incast's
+equal shares within the same 15%.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine.catalog.devices import default_catalog
+from engine.flows.traffic import permutation
+from engine.model.overrides import apply_override
+from engine.routing.router import Router
+from engine.topology.expand import expand
+from engine.topology.templates import generate
+from engine.transport.defaults import transport_config
+from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.params import Mechanisms
+from engine.transport.simulate import simulate
+from engine.transport.spray import bundle_sprayed
+from engine.transport.workloads import incast, switch_spec, victim_incast
+from tests.engine.transport.test_spray import path_by_path
+from tests.validation.packet_level import run_packets
+
+TOLERANCE = 0.15
+
+
+def mechanisms(mechanism: str):
+    """(config without congestion control, switch) of InfiniBand credits or RoCE PFC."""
+    catalog = default_catalog()
+    if mechanism == "ib_credits":
+        config = transport_config(catalog, "infiniband", "qm9700")
+        return replace(config, mechanisms=Mechanisms("credit", False, False)), switch_spec(
+            catalog, "qm9700", 400
+        )
+    config = transport_config(catalog, "roce", "sn5600")
+    return replace(config, mechanisms=Mechanisms("pfc", False, False)), switch_spec(
+        catalog, "sn5600", 400
+    )
+
+
+def both(network, config):
+    """Per flow (class order, each class's flows alike in the fluid model): bytes and
+    finish time from the fluid model and from packets."""
+    packets = run_packets(network, config)
+    fluid = simulate(network, config)
+    assert fluid.finished and np.all(np.isfinite(packets.flow_finish_s))
+    fluid_finish = fluid.finish_s[packets.flow_class]
+    return packets.flow_bytes, fluid_finish, packets.flow_finish_s
+
+
+def assert_close_throughput(nbytes, fluid_finish, packet_finish) -> None:
+    fluid_mean = float(np.mean(nbytes / fluid_finish))
+    packet_mean = float(np.mean(nbytes / packet_finish))
+    assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert float(fluid_finish.max()) == pytest.approx(float(packet_finish.max()), rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+def test_an_incast_shares_alike_in_packets_and_in_the_fluid(mechanism: str) -> None:
+    config, spec = mechanisms(mechanism)
+    nbytes, fluid_finish, packet_finish = both(incast(8, spec, 4e6), config)
+    assert_close_throughput(nbytes, fluid_finish, packet_finish)
+    np.testing.assert_allclose(fluid_finish, packet_finish, rtol=TOLERANCE)
+
+
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+def test_a_victim_behind_a_paused_port_is_slowed_alike(mechanism: str) -> None:
+    config, spec = mechanisms(mechanism)
+    network = victim_incast(4, spec, 8e6, 8e6)
+    nbytes, fluid_finish, packet_finish = both(network, config)
+    assert_close_throughput(nbytes, fluid_finish, packet_finish)
+    victim = 1  # class 1 (one flow per class)
+    assert fluid_finish[victim] == pytest.approx(packet_finish[victim], rel=TOLERANCE)
+
+
+def permutation_runs(mechanism: str, mode: str):
+    """Per flow of a permutation on a 256-GPU leaf-spine fabric, 2:1 at the leaves, routed
+    by `mode`: bytes and finish time in the fluid model and in packets. Sprayed flows run
+    in the fluid model over their sets of links as links of several ports, and in packets
+    each packet on one of the flow's paths at random."""
+    config, _ = mechanisms(mechanism)
+    catalog = default_catalog()
+    technology_switch = "qm9700" if mechanism == "ib_credits" else "sn5600"
+    scenario = generate(
+        "leaf-spine", gpus=256, server="hgx-h100", switch=technology_switch, oversubscription=2.0
+    )
+    scenario = apply_override(scenario, "routing.mode", mode)
+    fabric = expand(scenario, catalog)
+    src, dst = permutation(fabric, 1)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    routed = Router(fabric).route(src[cross], dst[cross], scenario.routing, connection_bytes=1e6)
+    config = replace(scenario_transport_config(scenario, catalog), mechanisms=config.mechanisms)
+    if mode != "spray":
+        return both(scenario_network(fabric, routed, catalog), config)
+    bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+    as_sets = scenario_network(fabric, bundled.routed, catalog, ports=bundled.ports)
+    split, owner = path_by_path(fabric, routed)
+    as_paths = scenario_network(fabric, split, catalog)
+    ways: list[list[list[int]]] = [[] for _ in range(routed.n_flows)]
+    for s, f in enumerate(owner.tolist()):
+        ways[f].append(as_paths.classes.path(int(as_paths.flow_class[s])).tolist())
+    sprayed = list(zip(routed.flow_bytes.tolist(), ways, strict=True))
+    fluid = simulate(as_sets, config)
+    packets = run_packets(as_paths, config, sprayed=sprayed)
+    assert fluid.finished and np.all(np.isfinite(packets.flow_finish_s))
+    return routed.flow_bytes, fluid.finish_s[as_sets.flow_class], packets.flow_finish_s
+
+
+@pytest.mark.parametrize("mode", ["ecmp", "adaptive", "spray"])
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+def test_a_permutation_finishes_alike_in_packets_and_in_the_fluid(mechanism, mode) -> None:
+    nbytes, fluid_finish, packet_finish = permutation_runs(mechanism, mode)
+    assert_close_throughput(nbytes, fluid_finish, packet_finish)
+
+
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+def test_packets_and_the_fluid_rank_ecmp_adaptive_and_spraying_alike(mechanism) -> None:
+    """Static ECMP collides flows, adaptive routing places them apart, spraying spreads
+    each over every uplink: both models rank them so by mean flow throughput."""
+    means = {"fluid": [], "packets": []}
+    for mode in ("ecmp", "adaptive", "spray"):
+        nbytes, fluid_finish, packet_finish = permutation_runs(mechanism, mode)
+        means["fluid"].append(float(np.mean(nbytes / fluid_finish)))
+        means["packets"].append(float(np.mean(nbytes / packet_finish)))
+    for model, (ecmp, adaptive, spray) in means.items():
+        assert ecmp < adaptive <= spray * (1 + 1e-9), (model, ecmp, adaptive, spray)
