@@ -262,7 +262,7 @@ def _hottest(
     return tuple(
         PortFigures(
             link=describe_link(fabric, int(used[i]))
-            + (f" (each of the {ports[i]} links sprayed over alike)" if ports[i] > 1 else ""),
+            + (f" (1 of {ports[i]} links sprayed alike)" if ports[i] > 1 else ""),
             index=int(used[i]),
             bundle=bundles[i],
             max_queue_bytes=float(q[i]),

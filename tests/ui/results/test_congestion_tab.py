@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 import ui.results.congestion_tab as congestion_module
 from engine.analysis import TransportStudy
 from engine.topology.generators import single_switch
+from engine.topology.templates import generate
 from tests.ui.windows import shown_window
 from ui.canvas.heat import CongestionShares, bundle_congestion, mark_color, pause_color
 
@@ -192,6 +193,33 @@ def test_a_workload_the_fabric_cannot_hold_is_refused(qtbot, win):
         qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
     assert "servers" in blocker.args[0]
     assert tab.message.text().startswith("Study failed") and tab.run_button.isEnabled()
+
+
+def test_a_sprayed_permutation_is_studied_after_the_user_picks_spray(qtbot):
+    """The user switches routing to spray in the inspector and runs a permutation: the
+    study runs the sprayed flows through the transport, each uplink set as one link."""
+    w = shown_window(
+        qtbot,
+        generate("leaf-spine", gpus=256, server="hgx-h100", switch="sn5600", oversubscription=2.0),
+    )
+    try:
+        combo = w.inspector.routing_combo
+        combo.setCurrentText("spray")
+        combo.activated.emit(combo.currentIndex())
+        assert w.document.scenario.routing.mode == "spray"
+        w.results.tabs.setCurrentWidget(w.congestion_tab)
+        tab = w.congestion_tab
+        tab.form.set_kind("permutation")
+        type_into(qtbot, tab.form.bytes_spin, "1")
+        with qtbot.waitSignal(tab.runFinished, timeout=TIMEOUT_MS) as blocker:
+            qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+        assert blocker.args == [False], tab.message.text()
+        assert tab.study.finished and tab.study.efficiency > 0.5
+        assert "efficiency" in tab.message.text()
+        rows = [tab.table.item(r, 0).text() for r in range(tab.table.rowCount())]
+        assert any("links sprayed alike" in row for row in rows), rows
+    finally:
+        close(w)
 
 
 def test_pauses_colour_before_marks():
