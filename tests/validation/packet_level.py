@@ -7,12 +7,21 @@ event by event, held back by the same mechanisms with the same numbers
 (`engine.transport.tables.derive_links`): InfiniBand credits for the far end's buffer
 share, returned a credit round trip after a packet leaves that buffer, or PFC pauses that
 reach the upstream port a reaction time (headroom over rate) after its ingress crosses XOFF
-and lift after it falls to XON. A NIC serves its flows in turn, a packet each. There is no
-congestion control and no loss: it is the check that the fluid model's FIFO sharing and
-back-pressure give the throughput packets give, not a second model of DCQCN. A flow may
+and lift after it falls to XON. A NIC serves its flows in turn, a packet each. A flow may
 have several paths (per-packet spraying): each packet takes one of them at random, as a
 switch spraying at random would (a fixed rotation would march every sender's packets onto
 the same uplink at once).
+
+With DCQCN on (`config.mechanisms.dcqcn`) it runs DCQCN as the papers and NVIDIA's
+documentation describe it per packet, with the configuration's parameters: a switch marks a
+packet as it leaves an egress port, with the RED probability of the queue it leaves behind
+(so a mark does not wait out the queue, and the feedback delay is the flow's own, as in the
+fluid model); the receiver sends a CNP for a
+marked packet at most once per CNP interval per flow, reaching the sender half the flow's
+feedback delay later; the sender paces each flow at its current rate R_C, cuts it by
+alpha / 2 on a CNP (at most once per rate-decrease period), updates alpha every alpha
+interval, and raises the rate on its timer and byte counter through fast recovery,
+additive and hyper increase. No loss and no IB CC.
 
 Small on purpose (plain Python, a heap of events), so it can be read whole and trusted; it
 runs networks of tens of flows and a few MB each in seconds.
@@ -22,45 +31,73 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.transport.control import red_probability
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC
 from engine.transport.tables import derive_links
 
-TX_DONE, ARRIVE, CREDIT, PAUSE = range(4)
+TX_DONE, ARRIVE, CREDIT, PAUSE, WAKE, CNP, ALPHA_TICK, RATE_TICK, SAMPLE = range(9)
 
 
 @dataclass
 class PacketRun:
-    """Per flow (each class's flows in class order): bytes and finish time; per class the
-    latest finish of its flows."""
+    """Per flow (each class's flows in class order, or the sprayed flows given): its class,
+    bytes, finish time (``inf`` if unfinished at the horizon) and bytes delivered inside the
+    watch window; per class the latest finish of its flows; the mean and the range of each
+    link's egress queue over the window's samples."""
 
     flow_class: np.ndarray
     flow_bytes: np.ndarray
     flow_finish_s: np.ndarray
     class_finish_s: np.ndarray
+    window_bytes: np.ndarray
+    queue_mean: np.ndarray
+    queue_min: np.ndarray
+    queue_max: np.ndarray
 
 
 class _Link:
-    """One directed link: its egress queue, whether it is sending, paused, its credits and
-    the bytes that came over it and still sit in the far-end switch."""
+    """One directed link: its egress queue and its bytes, whether it is sending, paused, its
+    credits and the bytes that came over it and still sit in the far-end switch."""
 
     def __init__(self, capacity: float, propagation: float) -> None:
         self.capacity = capacity
         self.propagation = propagation
-        self.queue: deque[tuple[int, int, int, float]] = deque()  # (flow, path, hop, bytes)
+        self.queue: deque[tuple[int, int, int, float, bool]] = deque()
+        self.queued = 0.0  # bytes in `queue` (flow, path, hop, bytes, ECN-marked)
         self.busy = False
         self.paused = False
         self.pause_asked = False
-        self.credits = np.inf
+        self.credits = math.inf
         self.held = 0.0
         self.flows: list[int] = []  # a NIC link: the flows it injects, served in turn
         self.turn = 0
+        self.wake_at = math.inf
+
+
+class _Rate:
+    """One flow's DCQCN reaction point: its rates, alpha and increase stages."""
+
+    def __init__(self, line: float, alpha: float) -> None:
+        self.rc = line
+        self.rt = line
+        self.alpha = alpha
+        self.timer_stage = 0
+        self.byte_stage = 0
+        self.bytes_since = 0.0
+        self.cnp_seen = False  # in this alpha interval
+        self.last_cut = -math.inf
+        self.raised = True  # since the last cut (NVIDIA clamps R_T only then)
+        self.next_send = 0.0
+        self.timer_gen = 0
+        self.last_cnp_sent = -math.inf  # at the receiver
 
 
 def run_packets(
@@ -68,131 +105,301 @@ def run_packets(
     config: TransportConfig,
     sprayed: list[tuple[float, list[list[int]]]] | None = None,
     seed: int = 0,
+    horizon_s: float = math.inf,
+    window_s: tuple[float, float] | None = None,
+    sample_s: float = 1e-6,
 ) -> PacketRun:
-    """Send every flow of `network` to completion, packet by packet (see the module). With
-    `sprayed`, the flows are those instead of the network's classes: (bytes, paths over the
-    network's links) each, every packet on one of its paths at random (seeded); the result
-    then has one "class" per flow."""
-    derived = derive_links(network, config)
-    lk, cl = network.links, network.classes
-    mtu = float(config.mtu_bytes)
-    links = [
-        _Link(float(c), float(p))
-        for c, p in zip(lk.capacity_Bps.tolist(), lk.propagation_s.tolist(), strict=True)
-    ]
-    credit = derived.control == CONTROL_CREDIT
-    pfc = derived.control == CONTROL_PFC
-    for i in np.flatnonzero(credit).tolist():
-        links[i].credits = float(lk.buffer_bytes[i])
-    react = derived.headroom_bytes / lk.capacity_Bps
-    paths: list[list[list[int]]] = []  # per flow, its paths
-    flow_class, flow_bytes = [], []
-    if sprayed is None:
-        for c in range(cl.n_classes):
-            m = round(float(cl.multiplicity[c]))
-            for _ in range(m):
-                paths.append([cl.links[cl.ptr[c] : cl.ptr[c + 1]].tolist()])
-                flow_class.append(c)
-                flow_bytes.append(float(cl.bytes[c]) / m)
-    else:
-        for f, (nbytes, ways) in enumerate(sprayed):
-            if len({w[0] for w in ways}) != 1:
-                raise ValueError("a sprayed flow's paths must leave its NIC by one link")
-            paths.append(ways)
-            flow_class.append(f)
-            flow_bytes.append(float(nbytes))
-    n_classes = cl.n_classes if sprayed is None else len(sprayed)
-    rng = np.random.default_rng(seed)
-    left = list(flow_bytes)  # bytes each flow has still to send
-    delivered = [0.0] * len(paths)
-    finish = [np.inf] * len(paths)
-    for f, ways in enumerate(paths):
-        links[ways[0][0]].flows.append(f)
-    events: list[tuple[float, int, int, tuple]] = []
-    order = itertools.count()
+    """Send every flow of `network` to completion (or to `horizon_s`), packet by packet
+    (see the module). With `sprayed`, the flows are those instead of the network's classes:
+    (bytes, paths over the network's links) each, every packet on one of its paths at
+    random (seeded); the result then has one "class" per flow. `window_s` is where the
+    delivered bytes and the queue samples (every `sample_s`) are watched."""
+    return _Sim(network, config, sprayed, seed).run(horizon_s, window_s, sample_s)
 
-    def at(t: float, kind: int, data: tuple) -> None:
-        heapq.heappush(events, (t, next(order), kind, data))
 
-    def try_send(i: int, now: float) -> None:
-        link = links[i]
+class _Sim:
+    """The event loop of `run_packets` and its state."""
+
+    def __init__(self, network, config, sprayed, seed) -> None:
+        derived = derive_links(network, config)
+        lk, cl = network.links, network.classes
+        self.config, self.derived = config, derived
+        self.mtu = float(config.mtu_bytes)
+        self.links = [
+            _Link(float(c), float(p))
+            for c, p in zip(lk.capacity_Bps.tolist(), lk.propagation_s.tolist(), strict=True)
+        ]
+        self.credit = derived.control == CONTROL_CREDIT
+        self.pfc = derived.control == CONTROL_PFC
+        for i in np.flatnonzero(self.credit).tolist():
+            self.links[i].credits = float(lk.buffer_bytes[i])
+        self.react = derived.headroom_bytes / lk.capacity_Bps
+        self.kmin, self.kmax = lk.ecn_kmin_bytes, lk.ecn_kmax_bytes
+        self.pmax = lk.ecn_pmax if config.mechanisms.dcqcn else np.zeros(lk.n_links)
+        self.paths: list[list[list[int]]] = []  # per flow, its paths
+        flow_class, flow_bytes, delay = [], [], []
+        if sprayed is None:
+            for c in range(cl.n_classes):
+                m = round(float(cl.multiplicity[c]))
+                for _ in range(m):
+                    self.paths.append([cl.links[cl.ptr[c] : cl.ptr[c + 1]].tolist()])
+                    flow_class.append(c)
+                    flow_bytes.append(float(cl.bytes[c]) / m)
+                    delay.append(float(cl.feedback_delay_s[c]))
+        else:
+            for f, (nbytes, ways) in enumerate(sprayed):
+                if len({w[0] for w in ways}) != 1:
+                    raise ValueError("a sprayed flow's paths must leave its NIC by one link")
+                self.paths.append(ways)
+                flow_class.append(f)
+                flow_bytes.append(float(nbytes))
+                delay.append(0.0)
+        self.n_classes = cl.n_classes if sprayed is None else len(sprayed)
+        self.flow_class = np.array(flow_class, dtype=np.int64)
+        self.flow_bytes = flow_bytes
+        self.feedback = delay
+        self.rng = np.random.default_rng(seed)
+        self.left = list(flow_bytes)  # bytes each flow has still to send
+        self.delivered = [0.0] * len(self.paths)
+        self.finish = [math.inf] * len(self.paths)
+        d = config.dcqcn
+        self.dcqcn = config.mechanisms.dcqcn
+        self.rates = [
+            _Rate(self.links[ways[0][0]].capacity, float(d.initial_alpha)) for ways in self.paths
+        ]
+        for f, ways in enumerate(self.paths):
+            self.links[ways[0][0]].flows.append(f)
+        self.events: list[tuple[float, int, int, tuple]] = []
+        self.order = itertools.count()
+
+    def at(self, t: float, kind: int, data: tuple) -> None:
+        """Schedule an event."""
+        heapq.heappush(self.events, (t, next(self.order), kind, data))
+
+    def run(self, horizon_s, window_s, sample_s) -> PacketRun:
+        """Run the events to the end (or the horizon) and sum the run up."""
+        n_links = len(self.links)
+        at_start = np.zeros(len(self.paths))
+        queue_sum, samples = np.zeros(n_links), 0
+        queue_min, queue_max = np.full(n_links, math.inf), np.zeros(n_links)
+        if window_s is not None:
+            self.at(window_s[0], SAMPLE, (True,))
+        if self.dcqcn:
+            d = self.config.dcqcn
+            for f in range(len(self.paths)):
+                self.at(float(d.alpha_update_s), ALPHA_TICK, (f,))
+                self.at(float(d.rate_increase_timer_s), RATE_TICK, (f, 0))
+        for i in range(n_links):
+            self.try_send(i, 0.0)
+        window_bytes = None
+        while self.events:
+            now, _, kind, data = heapq.heappop(self.events)
+            if now > horizon_s:
+                break
+            if kind == SAMPLE:
+                if data[0]:
+                    at_start = np.array(self.delivered)
+                queue = np.array([link.queued for link in self.links])
+                queue_sum += queue
+                samples += 1
+                queue_min = np.minimum(queue_min, queue)
+                queue_max = np.maximum(queue_max, queue)
+                if now + sample_s <= window_s[1]:
+                    self.at(now + sample_s, SAMPLE, (False,))
+                else:
+                    window_bytes = np.array(self.delivered) - at_start
+                continue
+            if kind in (ALPHA_TICK, RATE_TICK) and all(x <= 0 for x in self.left):
+                continue  # every flow has sent all: the timers stop
+            self.handle(now, kind, data)
+        flow_finish = np.array(self.finish)
+        class_finish = np.zeros(self.n_classes)
+        np.maximum.at(class_finish, self.flow_class, flow_finish)
+        if window_bytes is None:
+            window_bytes = np.array(self.delivered) - at_start
+        return PacketRun(
+            flow_class=self.flow_class,
+            flow_bytes=np.array(self.flow_bytes),
+            flow_finish_s=flow_finish,
+            class_finish_s=class_finish,
+            window_bytes=window_bytes,
+            queue_mean=queue_sum / max(samples, 1),
+            queue_min=np.where(samples > 0, queue_min, 0.0),
+            queue_max=queue_max,
+        )
+
+    def handle(self, now: float, kind: int, data: tuple) -> None:
+        """One event."""
+        if kind == TX_DONE:
+            self.tx_done(now, *data)
+        elif kind == ARRIVE:
+            self.arrive(now, *data)
+        elif kind == CREDIT:
+            i, size = data
+            self.links[i].credits += size
+            self.try_send(i, now)
+        elif kind == PAUSE:
+            i, on = data
+            self.links[i].paused = on
+            if not on:
+                self.try_send(i, now)
+        elif kind == WAKE:
+            i = data[0]
+            self.links[i].wake_at = math.inf
+            self.try_send(i, now)
+        elif kind == CNP:
+            self.cut(now, data[0])
+        elif kind == ALPHA_TICK:
+            f = data[0]
+            r, g = self.rates[f], float(self.config.dcqcn.alpha_gain)
+            r.alpha = (1 - g) * r.alpha + (g if r.cnp_seen else 0.0)
+            r.cnp_seen = False
+            self.at(now + float(self.config.dcqcn.alpha_update_s), ALPHA_TICK, (f,))
+        elif kind == RATE_TICK:
+            f, gen = data
+            r = self.rates[f]
+            if gen == r.timer_gen:
+                r.timer_stage += 1
+                self.increase(f, by_timer=True)
+                self.at(now + float(self.config.dcqcn.rate_increase_timer_s), RATE_TICK, (f, gen))
+
+    def try_send(self, i: int, now: float) -> None:
+        """Start the next packet on link `i` if it may send one."""
+        link = self.links[i]
         if link.busy or link.paused:
             return
-        if link.flows:  # a NIC: the next flow in turn with bytes left
+        if link.flows:  # a NIC: the next flow in turn with bytes left and its pace allowing
+            packet, soonest = None, math.inf
             for _ in range(len(link.flows)):
                 f = link.flows[link.turn % len(link.flows)]
                 link.turn += 1
-                if left[f] > 0:
-                    size = min(mtu, left[f])
-                    if size > link.credits:
-                        link.turn -= 1  # its turn waits for the credits
-                        return
-                    left[f] -= size
-                    way = int(rng.integers(len(paths[f]))) if len(paths[f]) > 1 else 0
-                    packet = (f, way, 0, size)
-                    break
-            else:
+                if self.left[f] <= 0:
+                    continue
+                if self.rates[f].next_send > now + 1e-15:
+                    soonest = min(soonest, self.rates[f].next_send)
+                    continue
+                size = min(self.mtu, self.left[f])
+                if size > link.credits:
+                    link.turn -= 1  # its turn waits for the credits
+                    return
+                self.left[f] -= size
+                way = int(self.rng.integers(len(self.paths[f]))) if len(self.paths[f]) > 1 else 0
+                packet = (f, way, 0, size, False)
+                if self.dcqcn:
+                    r = self.rates[f]
+                    r.next_send = now + size / r.rc
+                    self.count_bytes(f, size)
+                break
+            if packet is None:
+                if soonest < link.wake_at:
+                    link.wake_at = soonest
+                    self.at(soonest, WAKE, (i,))
                 return
         else:
-            if not link.queue:
-                return
-            if link.queue[0][3] > link.credits:
+            if not link.queue or link.queue[0][3] > link.credits:
                 return
             packet = link.queue.popleft()
+            link.queued -= packet[3]
+            if self.pmax[i] > 0 and not packet[4]:
+                p = red_probability(link.queued, self.kmin[i], self.kmax[i], self.pmax[i])
+                if p > 0 and self.rng.random() < p:
+                    packet = (*packet[:4], True)
         link.busy = True
         link.credits -= packet[3]
-        at(now + packet[3] / link.capacity, TX_DONE, (i, packet))
+        self.at(now + packet[3] / link.capacity, TX_DONE, (i, packet))
 
-    def check_pause(i: int, now: float) -> None:
-        link = links[i]
-        if not pfc[i]:
+    def check_pause(self, i: int, now: float) -> None:
+        """Ask for a pause at XOFF and lift it at XON (seen upstream a reaction later)."""
+        link = self.links[i]
+        if not self.pfc[i]:
             return
-        if not link.pause_asked and link.held >= derived.xoff_bytes[i]:
+        if not link.pause_asked and link.held >= self.derived.xoff_bytes[i]:
             link.pause_asked = True
-            at(now + react[i], PAUSE, (i, True))
-        elif link.pause_asked and link.held <= derived.xon_bytes[i]:
+            self.at(now + self.react[i], PAUSE, (i, True))
+        elif link.pause_asked and link.held <= self.derived.xon_bytes[i]:
             link.pause_asked = False
-            at(now + react[i], PAUSE, (i, False))
+            self.at(now + self.react[i], PAUSE, (i, False))
 
-    for i in range(len(links)):
-        try_send(i, 0.0)
-    while events:
-        now, _, kind, data = heapq.heappop(events)
-        if kind == TX_DONE:
-            i, (f, way, hop, size) = data
-            links[i].busy = False
-            if hop > 0:  # it has left the switch it waited in: free the ingress it held
-                came = paths[f][way][hop - 1]
-                links[came].held -= size
-                check_pause(came, now)
-                if credit[came]:
-                    back = derived.credit_rtt_s[came] - links[came].propagation
-                    at(now + back, CREDIT, (came, size))
-            at(now + links[i].propagation, ARRIVE, (i, (f, way, hop, size)))
-            try_send(i, now)
-        elif kind == ARRIVE:
-            i, (f, way, hop, size) = data
-            if hop + 1 == len(paths[f][way]):
-                delivered[f] += size
-                if delivered[f] >= flow_bytes[f] * (1 - 1e-12):
-                    finish[f] = now
-                continue
-            links[i].held += size
-            check_pause(i, now)
-            nxt = paths[f][way][hop + 1]
-            links[nxt].queue.append((f, way, hop + 1, size))
-            try_send(nxt, now)
-        elif kind == CREDIT:
-            i, size = data
-            links[i].credits += size
-            try_send(i, now)
+    def tx_done(self, now: float, i: int, packet: tuple) -> None:
+        """A packet has left link `i`'s sender: free the buffer it waited in, send it on."""
+        f, way, hop, size, _ = packet
+        self.links[i].busy = False
+        if hop > 0:
+            came = self.paths[f][way][hop - 1]
+            self.links[came].held -= size
+            self.check_pause(came, now)
+            if self.credit[came]:
+                back = self.derived.credit_rtt_s[came] - self.links[came].propagation
+                self.at(now + back, CREDIT, (came, size))
+        self.at(now + self.links[i].propagation, ARRIVE, (i, packet))
+        self.try_send(i, now)
+
+    def arrive(self, now: float, i: int, packet: tuple) -> None:
+        """A packet reaches the far end of link `i`: its receiver, or the next egress."""
+        f, way, hop, size, marked = packet
+        path = self.paths[f][way]
+        if hop + 1 == len(path):
+            self.delivered[f] += size
+            if self.delivered[f] >= self.flow_bytes[f] * (1 - 1e-12):
+                self.finish[f] = now
+            r = self.rates[f]
+            if marked and now - r.last_cnp_sent >= float(self.config.dcqcn.cnp_interval_s):
+                r.last_cnp_sent = now
+                self.at(now + 0.5 * self.feedback[f], CNP, (f,))
+            return
+        self.links[i].held += size
+        self.check_pause(i, now)
+        j = path[hop + 1]
+        nxt = self.links[j]
+        nxt.queue.append((f, way, hop + 1, size, marked))
+        nxt.queued += size
+        self.try_send(j, now)
+
+    def cut(self, now: float, f: int) -> None:
+        """A CNP reaches flow `f`'s sender: cut its rate (at most once per period)."""
+        d, r = self.config.dcqcn, self.rates[f]
+        r.cnp_seen = True
+        if now - r.last_cut < float(d.rate_decrease_period_s):
+            return
+        if d.clamp_target_always or r.raised:
+            r.rt = r.rc
+        line = self.links[self.paths[f][0][0]].capacity
+        cut = min(r.alpha / 2, float(d.max_decrease_fraction))
+        r.rc = max(r.rc * (1 - cut), min(float(d.min_rate_Bps), line))
+        r.last_cut = now
+        r.raised = False
+        r.timer_stage = r.byte_stage = 0
+        r.bytes_since = 0.0
+        r.timer_gen += 1
+        self.at(now + float(d.rate_increase_timer_s), RATE_TICK, (f, r.timer_gen))
+
+    def count_bytes(self, f: int, size: float) -> None:
+        """The byte counter: an increase event every `byte_counter_bytes` sent."""
+        b = float(self.config.dcqcn.byte_counter_bytes)
+        if not math.isfinite(b):
+            return
+        r = self.rates[f]
+        r.bytes_since += size
+        while r.bytes_since >= b:
+            r.bytes_since -= b
+            r.byte_stage += 1
+            self.increase(f, by_timer=False)
+
+    def increase(self, f: int, by_timer: bool) -> None:
+        """One increase event: fast recovery for the first F stages, then additive, then
+        (both counters, or the timer alone without a byte counter, past them) hyper."""
+        d, r = self.config.dcqcn, self.rates[f]
+        line = self.links[self.paths[f][0][0]].capacity
+        stages = int(d.fast_recovery_steps)
+        if math.isfinite(float(d.byte_counter_bytes)):
+            fast = max(r.timer_stage, r.byte_stage) < stages
+            hyper = min(r.timer_stage, r.byte_stage) > stages
         else:
-            i, on = data
-            links[i].paused = on
-            if not on:
-                try_send(i, now)
-    flow_finish = np.array(finish)
-    flow_of = np.array(flow_class, dtype=np.int64)
-    class_finish = np.zeros(n_classes)
-    np.maximum.at(class_finish, flow_of, flow_finish)
-    return PacketRun(flow_of, np.array(flow_bytes), flow_finish, class_finish)
+            fast = r.timer_stage < stages
+            hyper = r.timer_stage > stages + 1
+        if not fast:
+            step = float(d.hyper_increase_Bps if hyper else d.additive_increase_Bps)
+            r.rt = min(r.rt + step, line)
+        r.rc = min((r.rt + r.rc) / 2, line)
+        if not by_timer or d.clamp_target_after_timer:
+            r.raised = True

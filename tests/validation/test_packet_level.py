@@ -1,8 +1,8 @@
 """The fluid transport model against packets: the same networks, sent packet by packet.
 
 `tests/validation/packet_level.py` moves MTU-sized packets through FIFO egress ports under
-the same credits or PFC thresholds (no congestion control, no loss). Where the fluid model
-shares and pushes back as packets do, both give the same flow throughput. Tolerance, fixed
+the same credits or PFC thresholds, and with DCQCN per packet where asked (no loss). Where
+the fluid model shares and pushes back as packets do, both give the same flow throughput. Tolerance, fixed
 before the first run (docs/transport.md names it as the target of a packet-level
 comparison): the mean flow throughput and the makespan within 15%; per flow, the incast's
 equal shares within the same 15%.
@@ -29,6 +29,7 @@ from engine.transport.spray import bundle_sprayed
 from engine.transport.workloads import incast, switch_spec, victim_incast
 from tests.engine.transport.test_spray import path_by_path
 from tests.validation.packet_level import run_packets
+from tests.validation.test_transport import _paper_setup
 
 TOLERANCE = 0.15
 
@@ -133,3 +134,45 @@ def test_packets_and_the_fluid_rank_ecmp_adaptive_and_spraying_alike(mechanism) 
         means["packets"].append(float(np.mean(nbytes / packet_finish)))
     for model, (ecmp, adaptive, spray) in means.items():
         assert ecmp < adaptive <= spray * (1 + 1e-9), (model, ecmp, adaptive, spray)
+
+
+# --- DCQCN per packet [ECND16, BARRE] --------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 10])
+def test_dcqcn_at_the_papers_settings_shares_alike_per_packet(n) -> None:
+    # [ECND16]'s 40G incast (its parameters, 4 us feedback): over 10-20 ms every flow's
+    # mean throughput agrees with the fluid model's within the file's 15%, on average over
+    # the flows, and the receiver link is as busy in both.
+    catalog = default_catalog()
+    config, spec, shape, _ = _paper_setup(catalog, dt_s=1e-6)
+    network = incast(n, spec, 1e12, shape, feedback_delay_s=4e-6)
+    fluid = simulate(network, config, horizon_s=0.02).mean_rate_Bps(0.01, 0.02)
+    packets = run_packets(network, config, horizon_s=0.02, window_s=(0.01, 0.02))
+    per_packet = packets.window_bytes / 0.01
+    assert float(per_packet.mean()) == pytest.approx(float(fluid.mean()), rel=TOLERANCE)
+    assert float(per_packet.sum()) == pytest.approx(float(fluid.sum()), rel=TOLERANCE)
+
+
+def test_dcqcn_at_nvidia_defaults_collapsing_per_packet_is_a_known_gap() -> None:
+    # Per packet, NVIDIA's defaults (32 KB byte counter, a cut at most every 4 us) keep a 4:1
+    # incast's senders near line rate: byte-counter fast recovery restores R_C within about
+    # 3 us of each cut, and a cut clamps R_T to the rate's peak. The queue fills to PFC's
+    # XOFF in about 40 us, the pauses stop the byte counters, every packet is marked, and the
+    # senders are cut together to a fifth of the line for about half a millisecond. The
+    # mean-field fluid model takes R_T down to the mean of that saw-tooth instead and
+    # settles at once with the link full. [BARRE] measures oscillation and dips at these
+    # defaults: the packets side with it. The test keeps the gap so that closing it is
+    # noticed.
+    catalog = default_catalog()
+    config = replace(
+        transport_config(catalog, "roce", "sn5600"), mechanisms=Mechanisms("pfc", True, False)
+    )
+    network = incast(4, switch_spec(catalog, "sn5600", 400), 1e12)
+    line = 400e9 / 8
+    fluid = simulate(network, config, horizon_s=1e-3).mean_rate_Bps(0.5e-3, 1e-3).sum() / line
+    packets = run_packets(network, config, horizon_s=1e-3, window_s=(0.5e-3, 1e-3))
+    per_packet = packets.window_bytes.sum() / 0.5e-3 / line
+    assert fluid > 0.9, fluid
+    assert per_packet < 0.5, per_packet
+    pytest.xfail("the fluid DCQCN misses the start collapse packets show at NVIDIA's defaults")
