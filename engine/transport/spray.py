@@ -13,7 +13,9 @@ anyway (packet-level imbalance between the links of a set).
 It is exact only when every link belongs to one set: `bundle_sprayed` refuses, naming the
 reason, when flows spray over sets that overlap without being equal (a failed or uneven
 wiring), when a flow's shares at a hop are not even, or when the ports of a set differ
-(speed, capacity, the groups at their ends). The caller then runs the flows at the ideal.
+(capacity, speed, latency, cable, the switch models at their ends; links of different
+bundles that agree on all of these, such as a NIC's two planes, form one set). The caller
+then runs the flows at the ideal.
 """
 
 from __future__ import annotations
