@@ -21,7 +21,12 @@ marked packet at most once per CNP interval per flow, reaching the sender half t
 feedback delay later; the sender paces each flow at its current rate R_C, cuts it by
 alpha / 2 on a CNP (at most once per rate-decrease period), updates alpha every alpha
 interval, and raises the rate on its timer and byte counter through fast recovery,
-additive and hyper increase. No loss and no IB CC.
+additive and hyper increase. With IB CC on (`config.mechanisms.ib_cc`) a switch port whose
+egress queue is past the threshold, and that is not itself held back by credits (a root,
+not a victim), sets FECN on one packet in ``marking_rate + 1`` as they leave it; the
+receiver returns a BECN half the flow's feedback delay later; each BECN raises the flow's
+CCT index, its timer lowers it by one, and the flow is paced at line x t_pkt / (t_pkt +
+gap) as `engine.transport.control.ibcc_rate` reads the table. No loss.
 
 Small on purpose (plain Python, a heap of events), so it can be read whole and trusted; it
 runs networks of tens of flows and a few MB each in seconds.
@@ -37,13 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.transport.control import red_probability
+from engine.transport.control import ibcc_rate, red_probability
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC
-from engine.transport.tables import derive_links
+from engine.transport.tables import derive_links, ibcc_knobs
 
-TX_DONE, ARRIVE, CREDIT, PAUSE, WAKE, CNP, ALPHA_TICK, RATE_TICK, SAMPLE = range(9)
+TX_DONE, ARRIVE, CREDIT, PAUSE, WAKE, CNP, ALPHA_TICK, RATE_TICK, SAMPLE, BECN, CCT_TICK = range(11)
 
 
 @dataclass
@@ -80,6 +85,7 @@ class _Link:
         self.flows: list[int] = []  # a NIC link: the flows it injects, served in turn
         self.turn = 0
         self.wake_at = math.inf
+        self.fecn_count = 0  # packets left since the last FECN (IB CC marks one in n)
 
 
 class _Rate:
@@ -98,6 +104,7 @@ class _Rate:
         self.next_send = 0.0
         self.timer_gen = 0
         self.last_cnp_sent = -math.inf  # at the receiver
+        self.ccti = 0.0  # IB CC: the flow's congestion control table index
 
 
 def run_packets(
@@ -136,6 +143,13 @@ class _Sim:
         self.react = derived.headroom_bytes / lk.capacity_Bps
         self.kmin, self.kmax = lk.ecn_kmin_bytes, lk.ecn_kmax_bytes
         self.pmax = lk.ecn_pmax if config.mechanisms.dcqcn else np.zeros(lk.n_links)
+        self.ibcc = config.mechanisms.ib_cc
+        self.ib_knobs = ibcc_knobs(config.ib_cc)
+        self.fecn_at = np.where(
+            lk.from_switch & self.ibcc,
+            config.ib_cc.threshold_fraction * lk.egress_buffer_bytes,
+            np.inf,
+        )
         self.paths: list[list[list[int]]] = []  # per flow, its paths
         flow_class, flow_bytes, delay = [], [], []
         if sprayed is None:
@@ -189,6 +203,10 @@ class _Sim:
             for f in range(len(self.paths)):
                 self.at(float(d.alpha_update_s), ALPHA_TICK, (f,))
                 self.at(float(d.rate_increase_timer_s), RATE_TICK, (f, 0))
+        if self.ibcc:
+            for f in range(len(self.paths)):
+                self.rates[f].ccti = float(self.config.ib_cc.ccti_min)
+                self.at(float(self.config.ib_cc.ccti_timer_s), CCT_TICK, (f,))
         for i in range(n_links):
             self.try_send(i, 0.0)
         window_bytes = None
@@ -209,7 +227,7 @@ class _Sim:
                 else:
                     window_bytes = np.array(self.delivered) - at_start
                 continue
-            if kind in (ALPHA_TICK, RATE_TICK) and all(x <= 0 for x in self.left):
+            if kind in (ALPHA_TICK, RATE_TICK, CCT_TICK) and all(x <= 0 for x in self.left):
                 continue  # every flow has sent all: the timers stop
             self.handle(now, kind, data)
         flow_finish = np.array(self.finish)
@@ -249,6 +267,13 @@ class _Sim:
             self.try_send(i, now)
         elif kind == CNP:
             self.cut(now, data[0])
+        elif kind == BECN:
+            ib, r = self.config.ib_cc, self.rates[data[0]]
+            r.ccti = min(r.ccti + float(ib.ccti_increase), float(ib.ccti_limit))
+        elif kind == CCT_TICK:
+            ib, r = self.config.ib_cc, self.rates[data[0]]
+            r.ccti = max(r.ccti - 1.0, float(ib.ccti_min))
+            self.at(now + float(ib.ccti_timer_s), CCT_TICK, data)
         elif kind == ALPHA_TICK:
             f = data[0]
             r, g = self.rates[f], float(self.config.dcqcn.alpha_gain)
@@ -289,6 +314,9 @@ class _Sim:
                     r = self.rates[f]
                     r.next_send = now + size / r.rc
                     self.count_bytes(f, size)
+                elif self.ibcc:
+                    r = self.rates[f]
+                    r.next_send = now + size / ibcc_rate(r.ccti, link.capacity, self.ib_knobs)
                 break
             if packet is None:
                 if soonest < link.wake_at:
@@ -304,9 +332,19 @@ class _Sim:
                 p = red_probability(link.queued, self.kmin[i], self.kmax[i], self.pmax[i])
                 if p > 0 and self.rng.random() < p:
                     packet = (*packet[:4], True)
+            if link.queued > self.fecn_at[i] and not self._held_back(i, packet[3]):
+                link.fecn_count += 1
+                if link.fecn_count > self.config.ib_cc.marking_rate:
+                    link.fecn_count = 0
+                    packet = (*packet[:4], True)
         link.busy = True
         link.credits -= packet[3]
         self.at(now + packet[3] / link.capacity, TX_DONE, (i, packet))
+
+    def _held_back(self, i: int, size: float) -> bool:
+        """Whether link `i` is held back by the far end (too few credits for a packet
+        after this one): a victim of congestion further on, not its root."""
+        return self.credit[i] and self.links[i].credits < 2 * size
 
     def check_pause(self, i: int, now: float) -> None:
         """Ask for a pause at XOFF and lift it at XON (seen upstream a reaction later)."""
@@ -343,7 +381,9 @@ class _Sim:
             if self.delivered[f] >= self.flow_bytes[f] * (1 - 1e-12):
                 self.finish[f] = now
             r = self.rates[f]
-            if marked and now - r.last_cnp_sent >= float(self.config.dcqcn.cnp_interval_s):
+            if marked and self.ibcc:
+                self.at(now + 0.5 * self.feedback[f], BECN, (f,))
+            elif marked and now - r.last_cnp_sent >= float(self.config.dcqcn.cnp_interval_s):
                 r.last_cnp_sent = now
                 self.at(now + 0.5 * self.feedback[f], CNP, (f,))
             return
