@@ -160,10 +160,10 @@ def test_dcqcn_at_nvidia_defaults_collapsing_per_packet_is_a_known_gap() -> None
     # 3 us of each cut, and a cut clamps R_T to the rate's peak. The queue fills to PFC's
     # XOFF in about 40 us, the pauses stop the byte counters, every packet is marked, and the
     # senders are cut together to a fifth of the line for about half a millisecond. The
-    # mean-field fluid model takes R_T down to the mean of that saw-tooth instead and
-    # settles at once with the link full. [BARRE] measures oscillation and dips at these
-    # defaults: the packets side with it. The test keeps the gap so that closing it is
-    # noticed.
+    # mean-field fluid model, whose events are independent, settles at once with the link
+    # full (a pre-cut clamp correction alone does not change that: docs/transport.md).
+    # [BARRE] measures oscillation and dips at these defaults: the packets side with it.
+    # The test keeps the gap so that closing it is noticed.
     catalog = default_catalog()
     config = replace(
         transport_config(catalog, "roce", "sn5600"), mechanisms=Mechanisms("pfc", True, False)
