@@ -53,12 +53,12 @@ def permutation_transport(
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return {"note": "ideal transport (transport.model = ideal)"}
-    ports = None
-    if np.any(routed.entry_weight != 1.0):
-        bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
-        if isinstance(bundled, str):
-            return {"note": f"sprayed flows not run: {bundled}"}
-        routed, ports = bundled.routed, bundled.ports
+    bundled = bundle_sprayed(
+        routed, fabric, fabric.link_capacity
+    )  # sprayed flows over sets of links
+    if isinstance(bundled, str):
+        return {"note": f"sprayed flows not run: {bundled}"}
+    routed, ports = bundled.routed, bundled.ports
     if routed.n_flows > MAX_FLOWS:
         return {"note": f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}): not run"}
     network = scenario_network(fabric, routed, catalog, ports=ports)

@@ -93,12 +93,10 @@ def transport_study(
     routed = Router(fabric).route(
         demand.src, demand.dst, scenario.routing, connection_bytes=demand.nbytes
     )
-    ports = np.ones(fabric.n_links, dtype=np.int64)
-    if np.any(routed.entry_weight != 1.0):
-        bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
-        if isinstance(bundled, str):
-            raise _spray_refused(bundled)
-        routed, ports = bundled.routed, bundled.ports
+    bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)  # sprayed: sets of links
+    if isinstance(bundled, str):
+        raise _spray_refused(bundled)
+    routed, ports = bundled.routed, bundled.ports
     checkpoint(progress, 0.2, "transport network")
     starts = None if demand.start_s is None else demand.start_s[routed.connection]
     network = scenario_network(fabric, routed, catalog, start_s=starts, ports=ports)
@@ -135,7 +133,8 @@ def transport_study(
     mechanisms = (m.lossless,) + (("dcqcn",) if m.dcqcn else ()) + (("ib_cc",) if m.ib_cc else ())
     if scenario.transport.model == "ideal":
         demand.notes.append("transport.model is ideal; the study runs the mechanisms anyway")
-    study = _summary(fabric, routed, result, (used, ports[used]), demand, workload)
+    per_link = np.ones(used.size, dtype=np.int64) if ports is None else ports[used]
+    study = _summary(fabric, routed, result, (used, per_link), demand, workload)
     checkpoint(progress, 1.0, "done")
     return TransportStudy(
         scenario=scenario.metadata.name,

@@ -121,12 +121,10 @@ def stage_transport(
     scenario = fabric.scenario
     if scenario.transport.model == "ideal":
         return _skipped("ideal transport (transport.model = ideal)")
-    ports = None
-    if np.any(routed.entry_weight != 1.0):
-        bundled = bundle_sprayed(routed, fabric, capacity_Bps)
-        if isinstance(bundled, str):
-            return _skipped(f"sprayed flows run at the ideal: {bundled}")
-        routed, ports = bundled.routed, bundled.ports
+    bundled = bundle_sprayed(routed, fabric, capacity_Bps)  # sprayed flows over sets of links
+    if isinstance(bundled, str):
+        return _skipped(f"sprayed flows run at the ideal: {bundled}")
+    routed, ports = bundled.routed, bundled.ports
     if routed.n_flows > MAX_FLOWS:
         return _skipped(f"{routed.n_flows:,} flows (over {MAX_FLOWS:,}) run at the ideal")
     scaled = replace(routed, flow_bytes=flow_bytes * REFERENCE_BYTES)

@@ -41,16 +41,19 @@ class Bundled:
 
     `routed` has one entry per hop and flow (weight 1): the set's lowest fabric link id names
     it. `ports` gives, per fabric link, the number of links in the set it names (1 for
-    every other link)."""
+    every other link); ``None`` when no flow was sprayed (`routed` is then the one given)."""
 
     routed: RoutedFlows
-    ports: np.ndarray
+    ports: np.ndarray | None
 
 
 def bundle_sprayed(routed: RoutedFlows, fabric: Fabric, capacity_Bps: np.ndarray) -> Bundled | str:
     """`routed`'s sprayed flows as single paths over sets of equal links (see the module
-    docstring), or why they cannot be: a sentence for the caller's note."""
+    docstring), or why they cannot be: a sentence for the caller's note. Routes without a
+    sprayed flow come back as they are."""
     ptr, link, weight = routed.flow_ptr, routed.entry_link, routed.entry_weight
+    if np.all(weight == 1.0):
+        return Bundled(routed, None)
     n_flows = routed.n_flows
     n_hops = count_hops(ptr, weight)
     hops_of_flow = np.zeros(n_flows, dtype=np.int64)
