@@ -102,6 +102,8 @@ class _Rate:
         self.last_cut = -math.inf
         self.raised = True  # since the last cut (NVIDIA clamps R_T only then)
         self.next_send = 0.0
+        self.last_send = -math.inf  # the flow's last packet left the NIC then, this size
+        self.last_size = 0.0
         self.timer_gen = 0
         self.last_cnp_sent = -math.inf  # at the receiver
         self.ccti = 0.0  # IB CC: the flow's congestion control table index
@@ -267,6 +269,7 @@ class _Sim:
             self.try_send(i, now)
         elif kind == CNP:
             self.cut(now, data[0])
+            self.repace(data[0], now)
         elif kind == BECN:
             ib, r = self.config.ib_cc, self.rates[data[0]]
             r.ccti = min(r.ccti + float(ib.ccti_increase), float(ib.ccti_limit))
@@ -286,6 +289,7 @@ class _Sim:
             if gen == r.timer_gen:
                 r.timer_stage += 1
                 self.increase(f, by_timer=True)
+                self.repace(f, now)
                 self.at(now + float(self.config.dcqcn.rate_increase_timer_s), RATE_TICK, (f, gen))
 
     def try_send(self, i: int, now: float) -> None:
@@ -312,8 +316,9 @@ class _Sim:
                 packet = (f, way, 0, size, False)
                 if self.dcqcn:
                     r = self.rates[f]
+                    r.last_send, r.last_size = now, size
                     r.next_send = now + size / r.rc
-                    self.count_bytes(f, size)
+                    self.count_bytes(f, size, now)
                 elif self.ibcc:
                     r = self.rates[f]
                     r.next_send = now + size / ibcc_rate(r.ccti, link.capacity, self.ib_knobs)
@@ -413,7 +418,20 @@ class _Sim:
         r.timer_gen += 1
         self.at(now + float(d.rate_increase_timer_s), RATE_TICK, (f, r.timer_gen))
 
-    def count_bytes(self, f: int, size: float) -> None:
+    def repace(self, f: int, now: float) -> None:
+        """The NIC's rate limiter takes a new rate at once: the flow's next packet may
+        leave its last one's size at the new rate after it (sooner after a raise)."""
+        r = self.rates[f]
+        if not math.isfinite(r.last_send):
+            return
+        r.next_send = r.last_send + r.last_size / r.rc
+        nic = self.paths[f][0][0]
+        link = self.links[nic]
+        if r.next_send < link.wake_at:
+            link.wake_at = max(r.next_send, now)
+            self.at(link.wake_at, WAKE, (nic,))
+
+    def count_bytes(self, f: int, size: float, now: float) -> None:
         """The byte counter: an increase event every `byte_counter_bytes` sent."""
         b = float(self.config.dcqcn.byte_counter_bytes)
         if not math.isfinite(b):
@@ -424,6 +442,7 @@ class _Sim:
             r.bytes_since -= b
             r.byte_stage += 1
             self.increase(f, by_timer=False)
+            r.next_send = now + size / r.rc  # the packet just sent, at the raised rate
 
     def increase(self, f: int, by_timer: bool) -> None:
         """One increase event: fast recovery for the first F stages, then additive, then
