@@ -13,7 +13,6 @@ reads, so an evaluation after an edit that leaves the flows' links alone reuses 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from engine.collectives.stage_transport import (
     MAX_CLASSES,
     MAX_FLOWS,
     MAX_HORIZON_S,
-    STEP_S,
+    estimate_config,
     network_digest,
 )
 from engine.flows.utilization import summary_stats
@@ -67,9 +66,7 @@ def permutation_transport(
         return {"note": "no flow crosses a cable"}
     if n_classes > MAX_CLASSES:
         return {"note": f"{n_classes:,} distinct paths (over {MAX_CLASSES:,}): not run"}
-    config = replace(
-        scenario_transport_config(scenario, catalog), dt_s=STEP_S, sample_interval_s=5e-6
-    )
+    config = estimate_config(scenario_transport_config(scenario, catalog))
     key = network_digest(network, config)
     known = STEADY_STATES.get(key)
     if known is None:

@@ -85,6 +85,37 @@ def _kernel_rows(
     return out
 
 
+def _parts(
+    ptr: np.ndarray, path: np.ndarray, n_links: int, gates: GateTable
+) -> tuple[np.ndarray, np.ndarray]:
+    """The parts (their labels) and each link's part: links joined by a class crossing
+    them, or by a gate (which joins its two classes as a two-link path would: their first
+    links)."""
+    held = np.repeat(np.arange(ptr.size - 1), np.diff(gates.ptr))
+    joins = np.stack([path[ptr[held]], path[ptr[gates.cls]]], axis=1).ravel()
+    join_ptr = np.concatenate([ptr, ptr[-1] + 2 * np.arange(1, held.size + 1)])
+    label = _components(join_ptr, np.concatenate([path, joins]), n_links)
+    return np.unique(label, return_inverse=True)
+
+
+def ranks_in_parts(tables: Tables) -> np.ndarray:
+    """Each class's place among the classes of its part, in class order: the same in a
+    part and in its copies, so a run of the copies once matches the whole run."""
+    ptr = tables.classes.ptr.astype(np.int64)
+    path = tables.entries.link.astype(np.int64)
+    n_classes = ptr.size - 1
+    if n_classes == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, part_of_link = _parts(ptr, path, tables.links.capacity.shape[0], tables.gates)
+    part_of_class = part_of_link[path[ptr[:-1]]]
+    order = np.argsort(part_of_class, kind="stable")
+    counts = np.bincount(part_of_class)
+    rank = np.empty(n_classes, dtype=np.int64)
+    starts = np.cumsum(counts) - counts
+    rank[order] = np.arange(n_classes) - starts[part_of_class[order]]
+    return rank
+
+
 def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     """One part of each kind of `network` (whose kernel tables are `tables`) and the map
     of the whole onto it; None when no part repeats (then the whole network runs)."""
@@ -92,12 +123,8 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     ptr, path = cl.ptr.astype(np.int64), cl.links.astype(np.int64)
     n_classes, n_links = cl.n_classes, network.links.n_links
     gates = tables.gates
-    # A gate joins its two classes as a two-link path would: their first links.
     held = np.repeat(np.arange(n_classes), np.diff(gates.ptr))
-    joins = np.stack([path[ptr[held]], path[ptr[gates.cls]]], axis=1).ravel()
-    join_ptr = np.concatenate([ptr, ptr[-1] + 2 * np.arange(1, held.size + 1)])
-    label = _components(join_ptr, np.concatenate([path, joins]), n_links)
-    parts, part_of_link = np.unique(label, return_inverse=True)
+    parts, part_of_link = _parts(ptr, path, n_links, gates)
     n_parts = parts.size
     if n_parts < 2:
         return None

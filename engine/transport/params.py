@@ -44,6 +44,7 @@ class DcqcnParams:
     rate_decrease_period_s: float = 0.0
     clamp_target_always: bool = True
     clamp_target_after_timer: bool = True
+    published_mean_field: bool = False
 
     @property
     def decrease_interval_s(self) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from engine.transport.reaction_reference import react_per_cut
 from engine.transport.structures import (
     CONTROL_CREDIT,
     CONTROL_PFC,
@@ -359,20 +360,28 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         slot = n % fb_width
         cs.fb_mark[slot, c], cs.fb_becn[slot, c] = 1.0 - keep, becn
         cs.fb_rate[slot, c] = sent[c] / dt / cl.multiplicity[c]
+        cs.fb_out[slot, c] = (cs.delivered[c] - cs.last_out[c]) / dt / cl.multiplicity[c]
+        cs.last_out[c] = cs.delivered[c]
         if cl.start[c] > now or n % k.cc_every != 0:
             continue
         lag = min(int(cl.feedback_steps[c]), fb_width - 1)
         if n >= lag:
             old = (n - lag) % fb_width
-            p_seen, rate_seen, becn_seen = (
+            p_seen, rate_seen, becn_seen, out_seen = (
                 cs.fb_mark[old, c],
                 cs.fb_rate[old, c],
                 cs.fb_becn[old, c],
+                cs.fb_out[old, c],
             )
         else:
-            p_seen, rate_seen, becn_seen = 0.0, cl.line_rate[c], 0.0
+            p_seen, rate_seen, becn_seen, out_seen = 0.0, cl.line_rate[c], 0.0, 0.0
         cc_dt = k.cc_every * dt
-        if k.dcqcn_on:
+        if k.dcqcn_on and tables.dcqcn.per_cut > 0.0:
+            # the byte counter counts what left over the interval, as it left
+            sending = sum(cs.fb_rate[(n - j) % fb_width, c] for j in range(k.cc_every))
+            seen = (p_seen, sending / k.cc_every, out_seen)
+            react_per_cut(cs, c, seen, cl.line_rate[c], tables.dcqcn, k.pkt_bytes, cc_dt)
+        elif k.dcqcn_on:
             cs.rc[c], cs.rt[c], cs.alpha[c] = dcqcn_step(
                 cs.rc[c],
                 cs.rt[c],

@@ -306,6 +306,7 @@ def _jump(run: _Run, w: Window, horizon_s: float | None, min_span_s: float) -> s
     cs.remaining[moving] = np.maximum(cs.remaining[moving] - progress[moving], 0.0)
     cs.remaining[first] = 0.0
     cs.delivered[:] += progress
+    cs.last_out[:] += progress
     cs.deadline[np.isfinite(cs.deadline)] += span
     t = run.totals
     t.delivered[:] += progress

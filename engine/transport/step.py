@@ -11,9 +11,10 @@ A step of `dt` seconds, in this order:
 6. *Marks.* The standing queue (what could not be served) sets the ECN probability (RED)
    and the IB CC congestion flag (above the threshold, and the port not held back itself:
    roots mark, victims do not).
-7. *Senders react.* Each class's path mark probability, BECN flag and send rate enter its
-   feedback history; every `cc_every` steps its DCQCN and IB CC state move on what they saw
-   one feedback delay ago.
+7. *Senders react.* Each class's path mark probability, BECN flag, send rate and rate out of
+   the network enter its feedback history; every `cc_every` steps DCQCN (the reaction point
+   of `engine.transport.reaction`, taking the events inside those steps in their order, or
+   the published mean field) and IB CC move on what they saw one feedback delay ago.
 8. *Completion.* A class whose bytes are all delivered finishes at the end of the step.
 
 `run_window` takes many steps in one call and writes the statistics and time series the
@@ -30,6 +31,7 @@ from numba import njit
 
 from engine.transport.control import dcqcn_step, ibcc_step, red_probability
 from engine.transport.queues import allowed_rates, arrive, inject, serve_queues, track_tails
+from engine.transport.reaction import react_per_cut
 from engine.transport.structures import (
     CONTROL_PFC,
     SampleAcc,
@@ -100,6 +102,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
     cs = state.classes
     finish, rc, rt, alpha, ccti = cs.finish, cs.rc, cs.rt, cs.alpha, cs.ccti
     fb_mark, fb_rate, fb_becn = cs.fb_mark, cs.fb_rate, cs.fb_becn
+    fb_out, last_out, delivered, rp = cs.fb_out, cs.last_out, cs.delivered, cs.rp
     mark_prob, congested = state.links.mark_prob, state.links.congested
     k = tables.knobs
     if not (k.dcqcn_on or k.ibcc_on):
@@ -110,6 +113,8 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
     slot = n % width
     now = state.clock.time[0]
     cc_dt = k.cc_every * k.dt
+    per_cut = k.dcqcn_on and dq.per_cut > 0.0
+    on_cc_step = n % k.cc_every == 0
     for c in range(finish.shape[0]):
         if finish[c] < math.inf:
             continue
@@ -122,15 +127,26 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
         fb_mark[slot, c] = 1.0 - keep
         fb_becn[slot, c] = becn
         fb_rate[slot, c] = sent[c] / k.dt / mult[c]
-        if start[c] > now or n % k.cc_every != 0:
+        fb_out[slot, c] = (delivered[c] - last_out[c]) / k.dt / mult[c]
+        last_out[c] = delivered[c]
+        if start[c] > now or not on_cc_step:
             continue
         lag = min(fb_steps[c], width - 1)
         if n >= lag:
             old = (n - lag) % width
             p_seen, rate_seen, becn_seen = fb_mark[old, c], fb_rate[old, c], fb_becn[old, c]
+            out_seen = fb_out[old, c]
         else:
-            p_seen, rate_seen, becn_seen = 0.0, line[c], 0.0
-        if k.dcqcn_on:
+            p_seen, rate_seen, becn_seen, out_seen = 0.0, line[c], 0.0, 0.0
+        if per_cut:
+            sending = 0.0  # the byte counter counts what left over the interval, as it left
+            for j in range(k.cc_every):
+                sending += fb_rate[(n - j) % width, c]
+            sending /= k.cc_every
+            react_per_cut(
+                c, rc, rt, alpha, rp, p_seen, sending, out_seen, line[c], dq, k.pkt_bytes, cc_dt
+            )
+        elif k.dcqcn_on:
             rc[c], rt[c], alpha[c] = dcqcn_step(
                 rc[c], rt[c], alpha[c], p_seen, rate_seen, line[c], dq, k.pkt_bytes, cc_dt
             )

@@ -112,6 +112,7 @@ class DcqcnKnobs(NamedTuple):
     max_cut: float
     clamp_always: float
     clamp_after_timer: float
+    per_cut: float = 1.0
 
 
 class IbccKnobs(NamedTuple):
@@ -161,8 +162,11 @@ class ClassState(NamedTuple):
     """Per entry its queued bytes and drain deadline (``inf`` while bytes still arrive); per
     class the bytes still to send, delivered (new bytes only), the share of its bytes lost along
     its path in the last step, the DCQCN rates R_C, R_T and alpha of one
-    flow, the IB CC index, the finish time (``inf`` until done), and the feedback histories
-    (mark probability along the path, per-flow send rate, BECN flag), one row per step."""
+    flow, the IB CC index, the finish time (``inf`` until done), the feedback histories
+    (mark probability along the path, per-flow send rate, BECN flag, per-flow rate out of the
+    network: the packets that leave the queues and carry their marks), one row per step, and
+    the delivered bytes at the last step (for the rate out); the DCQCN reaction point's
+    clocks and counters, one column per class (`engine.transport.reaction`)."""
 
     queue: np.ndarray
     deadline: np.ndarray
@@ -177,6 +181,9 @@ class ClassState(NamedTuple):
     fb_mark: np.ndarray
     fb_rate: np.ndarray
     fb_becn: np.ndarray
+    fb_out: np.ndarray
+    last_out: np.ndarray
+    rp: np.ndarray
 
 
 class Clock(NamedTuple):

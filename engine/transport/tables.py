@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.transport.copies import ranks_in_parts
 from engine.transport.gates import no_gates
 from engine.transport.headroom import (
     credit_round_trip_s,
@@ -23,6 +24,7 @@ from engine.transport.headroom import (
 )
 from engine.transport.network import TransportNetwork
 from engine.transport.params import DcqcnParams, IbCcParams, TransportConfig
+from engine.transport.reaction import new_reaction_state
 from engine.transport.structures import (
     CONTROL_CREDIT,
     CONTROL_NONE,
@@ -156,6 +158,7 @@ def dcqcn_knobs(d: DcqcnParams) -> DcqcnKnobs:
         max_cut=float(d.max_decrease_fraction),
         clamp_always=1.0 if d.clamp_target_always else 0.0,
         clamp_after_timer=1.0 if d.clamp_target_after_timer else 0.0,
+        per_cut=0.0 if d.published_mean_field else 1.0,
     )
 
 
@@ -253,13 +256,14 @@ class HistoryTooLongError(ValueError):
 
 def history_bytes(tables: Tables) -> tuple[int, int, int]:
     """Bytes of the delay histories of a run of `tables`: PFC requests (one bool per link
-    per step of reaction delay) and feedback (three floats per class per step of feedback
+    per step of reaction delay) and feedback (four floats per class per step of feedback
     delay); with both widths."""
     n_links = tables.links.capacity.shape[0]
     n_classes = tables.classes.size.shape[0]
     ring_width = int(tables.links.react_steps.max(initial=1)) + 1
-    fb_width = int(tables.classes.feedback_steps.max(initial=0)) + 1
-    return ring_width * n_links + 24 * fb_width * n_classes, ring_width, fb_width
+    # at least one control interval: the reaction point reads the send rate over it
+    fb_width = max(int(tables.classes.feedback_steps.max(initial=0)) + 1, tables.knobs.cc_every)
+    return ring_width * n_links + 32 * fb_width * n_classes, ring_width, fb_width
 
 
 def initial_state(tables: Tables, config: TransportConfig) -> State:
@@ -304,6 +308,9 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             fb_mark=np.zeros((fb_width, n_classes)),
             fb_rate=np.zeros((fb_width, n_classes)),
             fb_becn=np.zeros((fb_width, n_classes)),
+            fb_out=np.zeros((fb_width, n_classes)),
+            last_out=np.zeros(n_classes),
+            rp=new_reaction_state(ranks_in_parts(tables) if tables.knobs.dcqcn_on else n_classes),
         ),
         clock=Clock(np.zeros(1, dtype=np.int64), np.zeros(1)),
     )

@@ -35,8 +35,11 @@ TOLERANCE = 0.15
 
 
 def mechanisms(mechanism: str):
-    """(config without congestion control, switch) of InfiniBand credits or RoCE PFC."""
+    """(config, switch) of InfiniBand credits or RoCE PFC without congestion control, or
+    (``roce_dcqcn``) of RoCE with PFC, ECN and DCQCN at NVIDIA's defaults."""
     catalog = default_catalog()
+    if mechanism == "roce_dcqcn":
+        return transport_config(catalog, "roce", "sn5600"), switch_spec(catalog, "sn5600", 400)
     if mechanism == "ib_credits":
         config = transport_config(catalog, "infiniband", "qm9700")
         return replace(config, mechanisms=Mechanisms("credit", False, False)), switch_spec(
@@ -154,28 +157,53 @@ def test_dcqcn_at_the_papers_settings_shares_alike_per_packet(n) -> None:
     assert float(per_packet.sum()) == pytest.approx(float(fluid.sum()), rel=TOLERANCE)
 
 
-def test_dcqcn_at_nvidia_defaults_collapsing_per_packet_is_a_known_gap() -> None:
+@pytest.mark.parametrize("window_s", [(0.0, 0.5e-3), (0.5e-3, 1e-3)])
+def test_dcqcn_at_nvidia_defaults_collapses_and_recovers_alike_per_packet(window_s) -> None:
     # Per packet, NVIDIA's defaults (32 KB byte counter, a cut at most every 4 us) keep a 4:1
-    # incast's senders near line rate: byte-counter fast recovery restores R_C within about
-    # 3 us of each cut, and a cut clamps R_T to the rate's peak. The queue fills to PFC's
-    # XOFF in about 40 us, the pauses stop the byte counters, every packet is marked, and the
-    # senders are cut together to a fifth of the line for about half a millisecond. The
-    # mean-field fluid model, whose events are independent, settles at once with the link
-    # full (a pre-cut clamp correction alone does not change that: docs/transport.md).
-    # [BARRE] measures oscillation and dips at these defaults: the packets side with it.
-    # The test keeps the gap so that closing it is noticed.
+    # incast's senders near line rate at first: byte-counter fast recovery restores R_C
+    # within about 3 us of each cut, and a cut clamps R_T to the rate's peak. The queue
+    # fills to PFC's XOFF in about 40 us; draining, every packet leaves marked, the cuts go
+    # on every 4 us after the senders slowed, R_C falls to its floor, and only the 300 us
+    # timer lifts it again. The published mean-field model settled at once with the link
+    # full; the reaction point per class (`engine.transport.reaction`) follows the packets:
+    # the receiver link's throughput over each window within the file's 15%.
     catalog = default_catalog()
     config = replace(
         transport_config(catalog, "roce", "sn5600"), mechanisms=Mechanisms("pfc", True, False)
     )
     network = incast(4, switch_spec(catalog, "sn5600", 400), 1e12)
-    line = 400e9 / 8
-    fluid = simulate(network, config, horizon_s=1e-3).mean_rate_Bps(0.5e-3, 1e-3).sum() / line
-    packets = run_packets(network, config, horizon_s=1e-3, window_s=(0.5e-3, 1e-3))
-    per_packet = packets.window_bytes.sum() / 0.5e-3 / line
-    assert fluid > 0.9, fluid
-    assert per_packet < 0.5, per_packet
-    pytest.xfail("the fluid DCQCN misses the start collapse packets show at NVIDIA's defaults")
+    t0, t1 = window_s
+    fluid = simulate(network, config, horizon_s=t1).mean_rate_Bps(t0, t1).sum()
+    packets = run_packets(network, config, horizon_s=t1, window_s=window_s)
+    assert packets.window_bytes.sum() / (t1 - t0) == pytest.approx(fluid, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("workload", ["victim", "permutation"])
+def test_dcqcn_at_nvidia_defaults_finishes_alike_in_packets_and_in_the_fluid(workload) -> None:
+    # The workloads the PFC-only tests above run, with DCQCN on at NVIDIA's defaults: the
+    # 4:1 incast with its victim (8 MB each) and the 256-GPU ECMP permutation (1 MB). The
+    # published mean field finished them 34% early and 7% late (mean flow finish); the
+    # reaction point per class follows the packets within the file's 15%.
+    config, spec = mechanisms("roce_dcqcn")
+    if workload == "victim":
+        nbytes, fluid_finish, packet_finish = both(victim_incast(4, spec, 8e6, 8e6), config)
+    else:
+        nbytes, fluid_finish, packet_finish = permutation_runs("roce_dcqcn", "ecmp")
+    assert_close_throughput(nbytes, fluid_finish, packet_finish)
+
+
+def test_dcqcn_at_nvidia_defaults_with_many_senders_is_a_known_gap() -> None:
+    # An 8:1 incast of 4 MB: per packet the first collapse de-synchronises the senders
+    # (each is paused and cut at its own moments), and the second round leaves the link
+    # busy; the fluid's classes come out of the first collapse nearly in step and collapse
+    # together again. Mean flow throughput 16% under the packets' (the published mean
+    # field: 34% over). The test keeps the gap so that closing it is noticed.
+    config, spec = mechanisms("roce_dcqcn")
+    nbytes, fluid_finish, packet_finish = both(incast(8, spec, 4e6), config)
+    fluid_mean = float(np.mean(nbytes / fluid_finish))
+    packet_mean = float(np.mean(nbytes / packet_finish))
+    assert fluid_mean < (1 - TOLERANCE) * packet_mean, "the gap closed: make this a test"
+    pytest.xfail("the fluid's senders re-synchronise at high fan-in under DCQCN's defaults")
 
 
 # --- InfiniBand CC per packet [GRAN10] -------------------------------------------------------
