@@ -72,6 +72,13 @@ NCCL_CLASS = {
 }
 
 
+# Connections of one all-at-once all-to-all: a million (1,024 ranks) take 1.6 s and 0.3 GB,
+# 16.8 million (4,096 ranks of the 16k preset) 29 s and 3.1 GB (2026-12-06). Past this many,
+# routing and the flows' arrays took minutes and tens of GB before the router's own limit
+# refused them (16,384 ranks: 268 M connections, 103 s and 22 GB to a refusal).
+MAX_ALL_AT_ONCE_PAIRS = 20_000_000
+
+
 def ring_orders(lay: RankLayout) -> list[np.ndarray]:
     """One rank order per channel; consecutive servers hand over on the same rail.
 
@@ -241,6 +248,13 @@ def _hierarchical(op: str, lay: RankLayout) -> list[Stage]:
 def _all_to_all(op: str, algo: str, lay: RankLayout) -> list[Stage]:
     n = lay.n
     net = 1 if lay.n_servers > 1 else 0
+    if algo == "all-at-once" and n * (n - 1) > MAX_ALL_AT_ONCE_PAIRS:
+        raise refuse(
+            op,
+            algo,
+            f"{n:,} ranks make {n * (n - 1):,} connections, over the {MAX_ALL_AT_ONCE_PAIRS:,} "
+            "this engine routes in one stage (about half a minute and 4 GB); use fewer ranks",
+        )
     if algo == "all-at-once":
         i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
         keep = i != j

@@ -267,7 +267,7 @@ class CollectiveEngine:
         failure through NVLink (PXN) instead of the whole collective being refused.
         """
         every_nic_up = bool(np.all(self.fabric.gpu_line_rate[ranks] > 0))
-        names = []
+        names, self.refusals = [], []  # the refusals say why when no algorithm is left
         for algo in ALGORITHMS[op]:
             if algo not in NCCL_ALGORITHMS:
                 continue
@@ -277,7 +277,8 @@ class CollectiveEngine:
                 continue  # NVLink SHARP needs Hopper's NVSwitch or later
             try:
                 self._schedule(op, algo, [ranks])  # kept: the run that follows reuses it
-            except ScenarioError:
+            except ScenarioError as exc:
+                self.refusals.append(exc.brief())
                 continue
             names.append(algo)
         return names
@@ -397,8 +398,9 @@ class CollectiveEngine:
         if algorithm == "auto":
             algos = self.algorithms(op, ranks)
             if not algos:
+                why = "".join(f"; {reason}" for reason in self.refusals)
                 raise ScenarioError(
-                    Problem("workload", f"no algorithm can run {op} on {lay.n} ranks", "ranks")
+                    Problem("workload", f"no algorithm can run {op} on {lay.n} ranks{why}", "ranks")
                 )
         else:
             if algorithm == "sharp" and not self.tech.sharp:

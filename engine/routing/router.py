@@ -404,9 +404,11 @@ class Router:
         del reachable
         total = int(counts.sum(dtype=np.int64))
         if total > MAX_ENTRIES:
+            what = "spraying" if mode == MODE_SPRAY else "routing"
+            fix = "use routing.mode=adaptive" if mode == MODE_SPRAY else "route fewer flows"
             raise MemoryError(
-                f"spraying {conn.shape[0]} flows over every equal-cost link needs {total:,} path entries "
-                f"(over {MAX_ENTRIES:,}); use routing.mode=adaptive for a fabric this large"
+                f"{what} {conn.shape[0]:,} flows needs {total:,} path entries "
+                f"(over {MAX_ENTRIES:,}); {fix} for a fabric this large"
             )
         if mode == MODE_ADAPTIVE and conn.shape[0] > ADAPTIVE_PATH_SEARCH_MAX_FLOWS:
             mode = MODE_ADAPTIVE_LOCAL

@@ -295,3 +295,22 @@ def test_ring_orders_roll_each_server_by_channel_minus_server(n_servers, per_ser
             for j in range(per_server)
         ]
         assert order.tolist() == expected
+
+
+def test_an_all_to_all_too_large_to_route_is_refused_before_any_work(catalog, monkeypatch):
+    # 16,384 ranks all at once are 268 M connections: until 2026-12-06 the engine built and
+    # routed them for 103 s and 22 GB before the router refused. Now the schedule refuses
+    # before anything is routed, and `auto` says why no algorithm is left.
+    from engine.presets.scenarios import load_preset
+
+    fabric = expand(load_preset("h100-ib-ndr-16k"), catalog)
+    engine = CollectiveEngine(fabric, catalog)
+
+    def no_routing(*args, **kwargs):
+        raise AssertionError("routed before refusing")
+
+    monkeypatch.setattr(engine.router, "route", no_routing)
+    with pytest.raises(ScenarioError, match="268,419,072 connections") as refused:
+        engine.run("all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30]))
+    assert refused.value.problems[0].field == "ranks"
+    assert "use fewer ranks" in str(refused.value)
