@@ -17,9 +17,10 @@ keeps (the feedback it reads is still the fluid's, one feedback delay late):
 
 - marks ride the packets that leave the queues (`out_Bps`, a paused sender still hears of
   what it sent before) with the path's mark probability p; after a cut none counts for
-  tau (CNP interval, decrease period), then the expected number of marked packets since
-  then reaching one makes the next cut: R_T = R_C (always, or as NVIDIA's CLAMP_TGT_RATE
-  only after an increase since the last cut), R_C cut by min(alpha / 2, largest cut), the
+  tau (CNP interval, decrease period), then the first marked packet makes the next cut
+  (its wait drawn per class and cut, `marks_needed`, so classes that see the same marks
+  still cut apart, as flows do): R_T = R_C (always, or as NVIDIA's CLAMP_TGT_RATE only
+  after an increase since the last cut), R_C cut by min(alpha / 2, largest cut), the
   counters and stages restarted;
 - the timer (every T) and the byte counter (every B bytes sent) raise the rate, through
   fast recovery for the first F stages, then additive, then hyper increase;
