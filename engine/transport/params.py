@@ -27,7 +27,10 @@ class DcqcnParams:
     current rate R_C); without it, as NVIDIA's CLAMP_TGT_RATE = 0, a cut sets R_T only when
     the rate was raised since the last cut, by the byte counter or, with
     `clamp_target_after_timer` (CLAMP_TGT_RATE_AFTER_TIME_INC), by the timer too: a train
-    of cuts then keeps the target the flow had before it.
+    of cuts then keeps the target the flow had before it. The kernel runs the NIC's
+    reaction point per flow class (`engine.transport.reaction`); `published_mean_field`
+    runs the paper's fluid equations instead (`engine.transport.control`), which the tests
+    of the paper's analysis use.
     """
 
     cnp_interval_s: float
