@@ -18,7 +18,8 @@ LOSSLESS_CHOICES = ("credit", "pfc", "none")
 
 @dataclass(frozen=True)
 class DcqcnParams:
-    """DCQCN at the sender (reaction point), as in the fluid model of Zhu et al. 2016.
+    """DCQCN at the sender (reaction point): its parameters, as NVIDIA documents them and as
+    the fluid model of Zhu et al. 2016 names them.
 
     `rate_decrease_period_s` bounds how often a flow is cut (NVIDIA's RATE_REDUCE_MONITOR_PERIOD);
     the model cuts at most once per ``max(cnp_interval_s, rate_decrease_period_s)``.
