@@ -223,6 +223,13 @@ def format_collective(result: CollectiveSummary) -> str:
             for b in result.breakdown
         )
     )
+    for b in result.breakdown:
+        if b.transport_efficiency < 1.0 - 1e-6 or "settled" in b.transport_note:
+            why = f" ({b.transport_note})" if b.transport_note else ""
+            lines.append(
+                f"# transport, {b.stage}: {b.transport_efficiency:.2f} of its ideal, paused "
+                f"{b.max_pause_fraction:.0%}, ECN-marked {b.max_ecn_mark_fraction:.0%}{why}"
+            )
     hot = result.hottest_links[:3]
     if hot:
         lines.append("# hottest links: " + ", ".join(f"{h.link} {h.utilization:.0%}" for h in hot))

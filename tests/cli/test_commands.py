@@ -266,6 +266,17 @@ def test_collective_prints_an_nccl_tests_like_table_for_one_server():
     assert len(rows) == 16  # 8 B .. 8 GiB in powers of 4
 
 
+def test_collective_says_what_the_transport_made_of_each_stage():
+    # The 1k RoCE preset's NVLS-tree at 1 GiB: its tree stage's run ends inside DCQCN's
+    # start dip, and the text says so beside the stage's share of its ideal.
+    proc = run("collective", "hgx-h100-roce-ecmp-1k", "--algo", "nvlstree", "--sizes", "1G:1G")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("# transport, ")]
+    assert len(lines) == 1 and "double binary tree" in lines[0]
+    assert "of its ideal" in lines[0] and "ECN-marked" in lines[0]
+    assert "not settled within" in lines[0]
+
+
 def test_collective_json_has_the_documented_fields_and_one_size():
     proc = run(
         "collective",
