@@ -359,9 +359,11 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
                 becn = 1.0
         slot = n % fb_width
         cs.fb_mark[slot, c], cs.fb_becn[slot, c] = 1.0 - keep, becn
-        cs.fb_rate[slot, c] = sent[c] / dt / cl.multiplicity[c]
-        cs.fb_out[slot, c] = (cs.delivered[c] - cs.last_out[c]) / dt / cl.multiplicity[c]
-        cs.last_out[c] = cs.delivered[c]
+        per_flow_s = 1.0 / (dt * cl.multiplicity[c])
+        cs.fb_rate[slot, c] = sent[c] * per_flow_s
+        if k.dcqcn_on and tables.dcqcn.per_cut > 0.0:  # the reaction point reads the rate out
+            cs.fb_out[slot, c] = (cs.delivered[c] - cs.last_out[c]) * per_flow_s
+            cs.last_out[c] = cs.delivered[c]
         if cl.start[c] > now or n % k.cc_every != 0:
             continue
         lag = min(int(cl.feedback_steps[c]), fb_width - 1)

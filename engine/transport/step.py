@@ -126,9 +126,11 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
                 becn = 1.0
         fb_mark[slot, c] = 1.0 - keep
         fb_becn[slot, c] = becn
-        fb_rate[slot, c] = sent[c] / k.dt / mult[c]
-        fb_out[slot, c] = (delivered[c] - last_out[c]) / k.dt / mult[c]
-        last_out[c] = delivered[c]
+        per_flow_s = 1.0 / (k.dt * mult[c])  # bytes in this step -> one flow's bytes/s
+        fb_rate[slot, c] = sent[c] * per_flow_s
+        if per_cut:
+            fb_out[slot, c] = (delivered[c] - last_out[c]) * per_flow_s
+            last_out[c] = delivered[c]
         if start[c] > now or not on_cc_step:
             continue
         lag = min(fb_steps[c], width - 1)
