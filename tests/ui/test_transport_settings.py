@@ -55,7 +55,7 @@ def test_a_roce_fabric_shows_the_roce_controls_with_catalog_defaults(win):
     assert box.dcqcn_combo.currentText() == "default (on)"
     assert "dcqcn-nvidia" in box.profile_combo.currentText()
     profiles = [box.profile_combo.itemData(i) for i in range(box.profile_combo.count())]
-    assert profiles == [None, "dcqcn-nvidia", "dcqcn-paper"]
+    assert profiles == [None, "dcqcn-barre-retune", "dcqcn-nvidia", "dcqcn-paper"]
     assert box.mtu_combo.currentText() == "default (4096 B)"
     assert not box.leftover.isVisible()
 
