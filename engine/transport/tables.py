@@ -310,7 +310,12 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             fb_becn=np.zeros((fb_width, n_classes)),
             fb_out=np.zeros((fb_width, n_classes)),
             last_out=np.zeros(n_classes),
-            rp=new_reaction_state(ranks_in_parts(tables) if tables.knobs.dcqcn_on else n_classes),
+            # the reaction point's draws follow a class's place in its part; only it reads them
+            rp=new_reaction_state(
+                ranks_in_parts(tables)
+                if tables.knobs.dcqcn_on and tables.dcqcn.per_cut > 0.0
+                else n_classes
+            ),
         ),
         clock=Clock(np.zeros(1, dtype=np.int64), np.zeros(1)),
     )
