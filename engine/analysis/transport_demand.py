@@ -172,21 +172,30 @@ def _victim(fabric: Fabric, sender: int, receiver: int, senders: int) -> tuple[i
     return sender, v_dst
 
 
-def _all_to_all(fabric: Fabric, w: TransportWorkload) -> Demand:
-    """Every ordered pair of the ranks on different servers (pairs inside a server stay
-    on NVLink, outside the transport)."""
+def all_to_all_too_large(fabric: Fabric, w: TransportWorkload) -> str:
+    """Why all-to-all `w` has too many connections to route one by one ("" when it has
+    not): with a NIC of its own at each rank every pair is a distinct path."""
     ranks = _ranks(fabric, w)
     servers = fabric.gpu_server[ranks]
     _, per_server = np.unique(servers, return_counts=True)
     pairs = int(ranks.size**2 - np.sum(per_server.astype(np.int64) ** 2))
-    # With a NIC of its own at each rank every pair is a distinct path: refuse before routing.
     own_nics = not fabric.scenario.routing.pxn and bool(np.all(fabric.gpu_line_rate[ranks] > 0))
-    if pairs > (MAX_CLASSES if own_nics else MAX_PAIRS):
-        raise refuse(
-            f"an all-to-all over {ranks.size:,} ranks has {pairs:,} connections between "
-            f"servers, over the {MAX_CLASSES:,} distinct paths the model runs; use fewer ranks",
-            "ranks",
-        )
+    if pairs <= (MAX_CLASSES if own_nics else MAX_PAIRS):
+        return ""
+    return (
+        f"an all-to-all over {ranks.size:,} ranks has {pairs:,} connections between "
+        f"servers, over the {MAX_CLASSES:,} distinct paths the model runs one by one"
+    )
+
+
+def _all_to_all(fabric: Fabric, w: TransportWorkload) -> Demand:
+    """Every ordered pair of the ranks on different servers (pairs inside a server stay
+    on NVLink, outside the transport)."""
+    too_large = all_to_all_too_large(fabric, w)
+    if too_large:
+        raise refuse(too_large + "; use fewer ranks", "ranks")
+    ranks = _ranks(fabric, w)
+    _, per_server = np.unique(fabric.gpu_server[ranks], return_counts=True)
     src = np.repeat(ranks, ranks.size)
     dst = np.tile(ranks, ranks.size)
     cross = fabric.gpu_server[src] != fabric.gpu_server[dst]

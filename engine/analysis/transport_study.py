@@ -19,9 +19,11 @@ crosses no cable) is refused with a `ScenarioError` naming the field.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+from engine.analysis.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.analysis.results import (
     FlowSeries,
     PortFigures,
@@ -33,6 +35,7 @@ from engine.analysis.results import (
 from engine.analysis.transport_demand import (
     MAX_CLASSES,
     Demand,
+    all_to_all_too_large,
     check_workload,
     refuse,
 )
@@ -46,6 +49,7 @@ from engine.routing.router import RoutedFlows, Router
 from engine.runtime.progress import Progress, checkpoint
 from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link, expand
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.network import TransportNetwork
 from engine.transport.result import TransportResult
 from engine.transport.simulate import simulate
 from engine.transport.spray import bundle_sprayed
@@ -88,6 +92,8 @@ def transport_study(
     checkpoint(progress, 0.0, "expand")
     fabric = expand(scenario, catalog)
     checkpoint(progress, 0.05, "flows")
+    if workload.kind == "all-to-all" and (too_large := all_to_all_too_large(fabric, workload)):
+        return _lumped_study(scenario, workload, fabric, catalog, too_large, (started, progress))
     demand = build_demand(fabric, workload)
     checkpoint(progress, 0.1, "route")
     routed = Router(fabric).route(
@@ -114,11 +120,77 @@ def transport_study(
             "model minutes; use fewer ranks or a smaller fabric",
             size_field,
         )
+    used = np.unique(routed.entry_link[fabric.network_link_mask()[routed.entry_link]])
+    if used.shape[0] != network.links.n_links:
+        raise RuntimeError("transport links do not match the fabric links the flows use")
+    per_link = np.ones(used.size, dtype=np.int64) if ports is None else ports[used]
+    run = _Run(network, routed, (used, per_link), (used, np.arange(used.size)))
+    return _run_and_sum_up(scenario, workload, fabric, catalog, run, demand, (started, progress))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a study runs and how its figures map back: the network, the routed
+    connections, per run link a fabric link and the ports it stands for, every fabric link
+    the run speaks for with its run link (for per-bundle figures), and per connection the
+    connections of the workload it stands for (None: itself)."""
+
+    network: TransportNetwork
+    routed: RoutedFlows
+    links: tuple[np.ndarray, np.ndarray]
+    bundle_links: tuple[np.ndarray, np.ndarray]
+    weight: np.ndarray | None = None
+    alike: str = "sprayed alike"
+
+
+def _lumped_study(
+    scenario: Scenario,
+    workload: TransportWorkload,
+    fabric: Fabric,
+    catalog: Catalog,
+    too_large: str,
+    clock: tuple[float, Progress | None],
+) -> TransportStudy:
+    """An all-to-all over every GPU run by kinds of flows and links
+    (`engine.analysis.lumped_all_to_all`), when it has too many connections to route."""
+    if workload.ranks not in (0, fabric.n_gpus):
+        raise refuse(too_large + "; use fewer ranks, or all of them on a regular fabric", "ranks")
+    checkpoint(clock[1], 0.1, "kinds of flows")
+    config = scenario_transport_config(scenario, catalog)
+    draws = DRAWS if config.mechanisms.dcqcn and not config.dcqcn.published_mean_field else 1
+    lumped = lumped_all_to_all(fabric, workload.bytes_per_flow, catalog, draws)
+    if isinstance(lumped, str):
+        raise refuse(f"{too_large}; nor can it run by kinds of flows: {lumped}", "ranks")
+    kinds = lumped.kind_links
+    run = _Run(
+        lumped.lumped.network,
+        lumped.routed,
+        (lumped.rep_link, lumped.lumped.network.links.ports),
+        (np.concatenate(kinds), np.repeat(np.arange(len(kinds)), [k.size for k in kinds])),
+        lumped.connection_weight,
+        "alike",
+    )
+    demand = Demand(lumped.routed.src_gpu, lumped.routed.dst_gpu, lumped.routed.flow_bytes)
+    demand.notes.extend(lumped.notes)
+    return _run_and_sum_up(scenario, workload, fabric, catalog, run, demand, clock)
+
+
+def _run_and_sum_up(
+    scenario: Scenario,
+    workload: TransportWorkload,
+    fabric: Fabric,
+    catalog: Catalog,
+    run: _Run,
+    demand: Demand,
+    clock: tuple[float, Progress | None],
+) -> TransportStudy:
+    """Simulate `run` under the scenario's transport and sum it up as a study."""
+    started, progress = clock
     config = scenario_transport_config(scenario, catalog)
     checkpoint(progress, 0.3, "transport")
     try:
         result = simulate(
-            network,
+            run.network,
             config,
             workload.horizon_s or None,
             progress=None if progress is None else progress.part(0.3, 0.95),
@@ -126,15 +198,11 @@ def transport_study(
     except HistoryTooLongError as exc:
         raise ScenarioError(Problem("fabric", str(exc), "switch_latency_ns")) from None
     checkpoint(progress, 0.95, "summary")
-    used = np.unique(routed.entry_link[fabric.network_link_mask()[routed.entry_link]])
-    if used.shape[0] != network.links.n_links:
-        raise RuntimeError("transport links do not match the fabric links the flows use")
     m = config.mechanisms
     mechanisms = (m.lossless,) + (("dcqcn",) if m.dcqcn else ()) + (("ib_cc",) if m.ib_cc else ())
     if scenario.transport.model == "ideal":
         demand.notes.append("transport.model is ideal; the study runs the mechanisms anyway")
-    per_link = np.ones(used.size, dtype=np.int64) if ports is None else ports[used]
-    study = _summary(fabric, routed, result, (used, per_link), demand, workload)
+    study = _summary(fabric, run, result, demand, workload)
     checkpoint(progress, 1.0, "done")
     return TransportStudy(
         scenario=scenario.metadata.name,
@@ -147,16 +215,11 @@ def transport_study(
 
 
 def _summary(
-    fabric: Fabric,
-    routed: RoutedFlows,
-    result: TransportResult,
-    links: tuple[np.ndarray, np.ndarray],
-    demand: Demand,
-    w: TransportWorkload,
+    fabric: Fabric, run: _Run, result: TransportResult, demand: Demand, w: TransportWorkload
 ) -> dict:
-    """The study's figures from a finished (or stopped) run; `links` are the fabric links
-    of the run's links and the ports each stands for (sprayed sets)."""
-    used, ports = links
+    """The study's figures from a finished (or stopped) run of `run`."""
+    routed = run.routed
+    used, ports = run.links
     network = result.network
     cl = network.classes
     flow_class = network.flow_class
@@ -174,6 +237,8 @@ def _summary(
     np.maximum.at(c_ideal, conn, result.ideal_finish_s[f_class])
     present = np.zeros(n_conn, dtype=bool)
     present[conn] = True
+    weight = np.ones(n_conn) if run.weight is None else run.weight
+    present &= weight > 0
     finished = np.isfinite(c_finish)
     c_start = np.zeros(n_conn) if demand.start_s is None else demand.start_s
     took, ideal_took = c_finish - c_start, c_ideal - c_start  # each from its own start
@@ -181,7 +246,7 @@ def _summary(
     with np.errstate(divide="ignore", invalid="ignore"):
         thr = np.where(finished, c_bytes / took, c_done / np.where(ran > 0, ran, 1.0))
         ideal_thr = np.where(ideal_took > 0, c_bytes / ideal_took, 0.0)
-    thr_p, ideal_p = thr[present], ideal_thr[present]
+    thr_p, ideal_p, weight_p = thr[present], ideal_thr[present], weight[present]
     ideal_makespan = float(result.ideal_finish_s.max())
     notes = list(demand.notes)
     moving = bool(np.all(thr_p > 0))  # an unfinished flow's finish is projected at its pace
@@ -205,12 +270,14 @@ def _summary(
     if demand.victim >= 0 and thr[demand.victim] > 0:
         victim = float(ideal_thr[demand.victim] / thr[demand.victim])
     bundles = _bundle_ids(fabric, used)
-    hottest = _hottest(fabric, result, used, ports, bundles)
+    hottest = _hottest(fabric, result, used, ports, (bundles, run.alike))
+    every_link, run_link = run.bundle_links
+    every_bundle = _bundle_ids(fabric, every_link)
     return {
-        "flows": int(present.sum()),
+        "flows": int(weight_p.sum() + 0.5),
         "classes": int(cl.n_classes),
-        "throughput_Bps": Stats(**summary_stats(thr_p)),
-        "ideal_throughput_Bps": Stats(**summary_stats(ideal_p)),
+        "throughput_Bps": _weighted_stats(thr_p, weight_p),
+        "ideal_throughput_Bps": _weighted_stats(ideal_p, weight_p),
         "makespan_s": float(makespan),
         "ideal_makespan_s": ideal_makespan,
         "efficiency": float(efficiency),
@@ -220,13 +287,21 @@ def _summary(
         "hottest": hottest,
         "port_series": _port_series(result, hottest[:PORT_SERIES], used, ports),
         "flow_series": _flow_series(routed, result, demand),
-        "bundle_pause_fraction": _per_bundle(bundles, result.pause_fraction),
-        "bundle_mark_fraction": _per_bundle(bundles, result.ecn_mark_fraction),
+        "bundle_pause_fraction": _per_bundle(every_bundle, result.pause_fraction[run_link]),
+        "bundle_mark_fraction": _per_bundle(every_bundle, result.ecn_mark_fraction[run_link]),
         "steps": int(result.steps),
         "jumps": int(result.jumps),
         "victim_slowdown": victim,
         "notes": tuple(notes),
     }
+
+
+def _weighted_stats(values: np.ndarray, weight: np.ndarray) -> Stats:
+    """Min, mean and max of `values`, each standing for `weight` connections."""
+    stats = summary_stats(values)
+    if values.size:
+        stats["mean"] = float(np.average(values, weights=weight))
+    return Stats(**stats)
 
 
 def _bundle_ids(fabric: Fabric, used: np.ndarray) -> list[str]:
@@ -250,18 +325,19 @@ def _hottest(
     result: TransportResult,
     used: np.ndarray,
     ports: np.ndarray,
-    bundles: list[str],
+    labels: tuple[list[str], str],
 ) -> tuple[PortFigures, ...]:
     """The ports with the largest queue (then paused share, then utilization). A run's
     link that stands for a sprayed set of k ports is shown as one of them: its queue and
     drops over k, its shares as they are (every port of the set has the same)."""
+    bundles, alike = labels
     q, pause, util = result.max_queue_bytes / ports, result.pause_fraction, result.utilization
     order = np.lexsort((-util, -pause, -q))
     active = order[(q[order] > 0) | (pause[order] > 0) | (util[order] > 0)]
     return tuple(
         PortFigures(
             link=describe_link(fabric, int(used[i]))
-            + (f" (1 of {ports[i]} links sprayed alike)" if ports[i] > 1 else ""),
+            + (f" (1 of {ports[i]:,} links {alike})" if ports[i] > 1 else ""),
             index=int(used[i]),
             bundle=bundles[i],
             max_queue_bytes=float(q[i]),
@@ -307,7 +383,8 @@ def _port_series(
     times, starts, duration = _downsample(result)
     if not ports or starts.size == 0:
         return ()
-    local = np.searchsorted(used, [p.index for p in ports])
+    where = {int(link): i for i, link in enumerate(used.tolist())}
+    local = np.array([where[p.index] for p in ports], dtype=np.int64)
     queue = np.maximum.reduceat(result.queue_bytes[:, local] / per_link[local], starts, axis=0)
     paused = _mean_rows(result.paused_share[:, local], starts, duration)
     t = tuple(times.tolist())
@@ -351,7 +428,9 @@ def _flow_series(
     t = tuple(times.tolist())
     series = []
     for j, c in enumerate(chosen):
-        f = first_flow[c]
+        # A class with no flow of its own is one of its kind's draws (a lumped run's,
+        # engine.transport.lumping): the flows of the kind's first class name it.
+        f = first_flow[max(k for k in first_flow if k <= c)]
         label = f"gpu {int(routed.src_gpu[f])} -> gpu {int(routed.dst_gpu[f])}"
         if c == victim_class:
             label += " (victim)"

@@ -39,7 +39,9 @@ class LinkSpec:
     marks ECN, not FECN. `ports` (``None``: one each) is the number of equal ports a link
     stands for (the links a sprayed flow splits over evenly, `engine.transport.spray`): its
     capacity, buffers and ECN thresholds are then those ports' sums, and the PFC headroom
-    and thresholds are taken per port.
+    and thresholds are taken per port. `flow_ports` (``None``: all of them) is how many of
+    those ports one flow spreads over: a sprayed set's flows use every port, a set of NIC
+    links lumped side by side (`engine.transport.lumping`) gives each flow one NIC's worth.
     """
 
     capacity_Bps: np.ndarray
@@ -55,11 +57,18 @@ class LinkSpec:
     ecn_pmax: np.ndarray
     ethernet: np.ndarray | None = None
     ports: np.ndarray | None = None
+    flow_ports: np.ndarray | None = None
 
     @property
     def n_links(self) -> int:
         """Number of links."""
         return int(self.capacity_Bps.shape[0])
+
+    def flow_capacity_Bps(self) -> np.ndarray:  # noqa: N802 (the unit as the engine spells it)
+        """Per link, the most one flow can take of it (its ports that flow spreads over)."""
+        if self.flow_ports is None or self.ports is None:
+            return self.capacity_Bps
+        return self.capacity_Bps / self.ports * self.flow_ports
 
 
 @dataclass(frozen=True)

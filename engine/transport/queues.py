@@ -28,7 +28,9 @@ from numba import njit
 from engine.transport.control import ibcc_rate
 from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC, State, Stats, Tables
 
-# Bytes below this left in a queue leave with the rest (float crumbs never block a finish).
+# Bytes per flow below this left in a queue leave with the rest (float crumbs never block a
+# finish). Per flow, so that a class of k flows runs as k classes of one would, to the bit
+# when k is a power of two (engine.transport.lumping).
 CRUMB_BYTES = 1e-6
 
 
@@ -102,7 +104,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
         state.classes.delivered,
     )
     loss_p, remaining = state.classes.loss_p, state.classes.remaining
-    gbn = tables.classes.gbn_packets
+    gbn, mult = tables.classes.gbn_packets, tables.classes.multiplicity
     dt = tables.knobs.dt
     now = state.clock.time[0]
     queue_total[:] = 0.0
@@ -133,7 +135,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
         else:
             rest = max(budget - claim_total[li], 0.0)
             out = q if normal_total[li] <= rest else q * rest / normal_total[li]
-        if q - out < CRUMB_BYTES:
+        if q - out < CRUMB_BYTES * mult[cls[e]]:
             out = q
         queue[e] = q - out
         held[prev[e]] += q - out

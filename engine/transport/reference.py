@@ -206,7 +206,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         else:
             rest = max(budget - claims, 0.0)
             out = q if normal <= rest else q * rest / normal
-        if q - out < CRUMB_BYTES:
+        if q - out < CRUMB_BYTES * tables.classes.multiplicity[int(ent.cls[e])]:
             out = q
         cs.queue[e] = q - out
         held_back[int(ent.prev[e])] += q - out

@@ -213,7 +213,7 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         multiplicity=classes.multiplicity.astype(np.float64),
         size=classes.bytes.astype(np.float64),
         start=classes.start_s.astype(np.float64),
-        line_rate=links.capacity_Bps[first_links].astype(np.float64),
+        line_rate=links.flow_capacity_Bps()[first_links].astype(np.float64),
         # Only DCQCN and IB CC act on what they saw a feedback delay ago; without them the
         # delay is read by nothing, and zero says so (a run's key then ignores it).
         feedback_steps=(
@@ -222,7 +222,7 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
             else np.zeros(classes.n_classes, dtype=np.int64)
         ),
         gbn_packets=gbn_packets(
-            links.capacity_Bps[first_links], classes.feedback_delay_s, config
+            links.flow_capacity_Bps()[first_links], classes.feedback_delay_s, config
         ).astype(np.float64),
     )
     tables = Tables(

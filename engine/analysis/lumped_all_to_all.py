@@ -1,0 +1,194 @@
+"""An all-to-all over every GPU of a regular fabric, run by kinds of flows and links.
+
+An all-to-all over 16,384 GPUs has 268 million connections between servers: too many to
+route one by one, let alone to give each a state. But on a fabric built of repeating
+parts every GPU sees the fabric as every other does, and its destinations fall into a
+handful of kinds (the GPUs behind its own leaf, its own rail elsewhere in its pod, another
+pod, ...), each crossing the same kinds of links. With every flow spread evenly over its
+equal-cost links (per-packet spraying), every link of a kind then carries alike, and the
+transport's fluid model of the whole is that of one link of each kind with all its ports
+and one flow class of each kind with all its flows (`engine.transport.lumping`).
+
+The kinds come from colour refinement of the fabric (`engine.topology.symmetry`): GPUs of
+one colour are sources alike; from one of them, its destinations by their colour as seen
+from it. One representative connection of each kind is routed; its links name their kinds.
+Two checks guard the premise: a second source of each colour (the last) and a second
+destination of each kind must cross the same kinds of links with the same counts, or the
+fabric is not regular enough and the caller is told why (a failed cable, say, makes the
+fabric irregular and more colours, not a wrong answer).
+
+Adaptive routing runs here as its balanced limit, every flow spread evenly over its
+equal-cost links: what per-packet adaptive routing (InfiniBand's, Spectrum-X's) does to an
+all-to-all's millions of flows. Per-flow ECMP hashing loads the links of a kind unevenly,
+so it cannot run this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from engine.catalog.devices import Catalog
+from engine.routing.router import RoutedFlows, Router
+from engine.topology.expand import Fabric
+from engine.topology.symmetry import Colouring, fabric_colours, gpu_nodes, relative_colours
+from engine.transport.from_scenario import scenario_network
+from engine.transport.lumping import Lumped, lump
+from engine.transport.spray import bundle_sprayed
+
+MAX_SOURCE_KINDS = 32  # GPU colours: beyond this the fabric is not regular enough to gain
+LUMPED_MODES = ("spray", "adaptive")
+DRAWS = (
+    64  # classes per kind of flows where DCQCN's reaction point draws (engine.transport.lumping)
+)
+
+
+@dataclass(frozen=True)
+class LumpedAllToAll:
+    """A lumped all-to-all ready to run.
+
+    `routed` holds the representative connections (sprayed sets as one link each, as
+    `engine.transport.spray` bundles them); `connection_weight` the connections of the
+    whole each stands for (0 for the ones routed only to check the premise). `lumped` is the
+    network to run; `rep_link` per lumped link one fabric link of its kind, `kind_links`
+    every fabric link of its kind (for per-bundle figures); `pairs` the connections of the
+    whole all-to-all.
+    """
+
+    routed: RoutedFlows
+    connection_weight: np.ndarray
+    lumped: Lumped
+    rep_link: np.ndarray
+    kind_links: tuple[np.ndarray, ...]
+    pairs: int
+    notes: list[str] = field(default_factory=list)
+
+
+def lumped_all_to_all(
+    fabric: Fabric, bytes_per_flow: float, catalog: Catalog, draws: int = 1
+) -> LumpedAllToAll | str:
+    """The all-to-all over every GPU of `fabric`, `bytes_per_flow` per GPU pair on
+    different servers, as kinds of flows and links (each kind of flows as `draws` classes,
+    `DRAWS` where DCQCN's reaction point draws); or a sentence saying why the fabric or its
+    routing does not allow it."""
+    mode = fabric.scenario.routing.mode
+    if mode not in LUMPED_MODES:
+        return (
+            f"routing.mode {mode} hashes each flow to one path, which loads links of one "
+            "kind unevenly (the kinds of flows hold only with adaptive routing or spraying)"
+        )
+    colours = fabric_colours(fabric)
+    gpus = gpu_nodes(fabric)
+    source_colour = colours.node[gpus]
+    kinds = np.unique(source_colour)
+    if kinds.size > MAX_SOURCE_KINDS:
+        return f"its GPUs fall into {kinds.size} kinds (over {MAX_SOURCE_KINDS}): it is not regular"
+    if not np.all(fabric.gpu_line_rate > 0):
+        return "some GPUs have no NIC of their own"
+    src, dst, weight, role = [], [], [], []
+    for kind in kinds.tolist():
+        members = np.flatnonzero(source_colour == kind)
+        sources = [int(members[0])] + ([int(members[-1])] if members.size > 1 else [])
+        for check, s in enumerate(sources):
+            d_first, d_last, count = _destinations(fabric, colours, gpus, s)
+            for d0, d1, n in zip(d_first, d_last, count, strict=True):
+                src.append(s)
+                dst.append(d0)
+                weight.append(0 if check else members.size * n)
+                role.append((kind, check, n, False))
+                if d1 != d0:  # a second destination of the kind, to check the first
+                    src.append(s)
+                    dst.append(d1)
+                    weight.append(0)
+                    role.append((kind, check, n, True))
+    pairs = _cross_server_pairs(fabric)
+    if sum(weight) != pairs:
+        raise RuntimeError(f"the kinds count {sum(weight)} connections of {pairs}")
+    policy = replace(fabric.scenario.routing, mode="spray", flows_per_connection=1)
+    routed = Router(fabric).route(
+        np.asarray(src, dtype=np.int64),
+        np.asarray(dst, dtype=np.int64),
+        policy,
+        connection_bytes=np.full(len(src), float(bytes_per_flow)),
+    )
+    if routed.unreachable.size:
+        return f"{routed.unreachable.size} of its GPU pairs cannot reach each other"
+    bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+    if isinstance(bundled, str):
+        return bundled
+    routed, ports = bundled.routed, bundled.ports
+    why = _check_kinds(fabric, routed, colours, role)
+    if why:
+        return why
+    network = scenario_network(fabric, routed, catalog, ports=ports)
+    mask = fabric.network_link_mask()
+    used = np.unique(routed.entry_link[mask[routed.entry_link]])
+    link_kind = colours.link[used]
+    kind_ports = np.bincount(colours.link, minlength=int(colours.link.max()) + 1)
+    conn_weight = np.asarray(weight, dtype=np.float64)
+    lumped = lump(network, link_kind, kind_ports, conn_weight[routed.connection], draws)
+    rep_link = used[
+        np.array([np.flatnonzero(lumped.link_of == j)[0] for j in range(lumped.link_of.max() + 1)])
+    ]
+    kind_links = tuple(np.flatnonzero(colours.link == k) for k in lumped.kind_of_link.tolist())
+    notes = [
+        f"all-to-all over {fabric.n_gpus:,} GPUs ({pairs:,} connections between servers) run "
+        f"as {lumped.network.classes.n_classes // draws} kinds of flows over "
+        f"{lumped.network.links.n_links} kinds of links, the fabric being regular "
+        "(engine.topology.symmetry)"
+        + (f", each kind as {draws} classes that draw DCQCN's cuts apart" if draws > 1 else "")
+    ]
+    if mode == "adaptive":
+        notes.append(
+            "adaptive routing taken at its balanced limit: each flow spread evenly over its "
+            "equal-cost links, as per-packet adaptive routing spreads an all-to-all"
+        )
+    return LumpedAllToAll(routed, conn_weight, lumped, rep_link, kind_links, pairs, notes)
+
+
+def _destinations(
+    fabric: Fabric, colours: Colouring, gpus: np.ndarray, s: int
+) -> tuple[list[int], list[int], list[int]]:
+    """From GPU `s`: per kind of destination on another server (its colour as seen from
+    `s`), the first and the last GPU of the kind and how many there are."""
+    seen = relative_colours(fabric, colours, int(gpus[s])).node[gpus]
+    other = np.flatnonzero(fabric.gpu_server != fabric.gpu_server[s])
+    _, first, count = np.unique(seen[other], return_index=True, return_counts=True)
+    last = other.size - 1 - np.unique(seen[other][::-1], return_index=True)[1]
+    return other[first].tolist(), other[last].tolist(), count.tolist()
+
+
+def _cross_server_pairs(fabric: Fabric) -> int:
+    """Ordered GPU pairs on different servers."""
+    per_server = np.diff(fabric.server_first_gpu).astype(np.int64)
+    return int(fabric.n_gpus**2 - np.sum(per_server**2))
+
+
+def _check_kinds(fabric: Fabric, routed: RoutedFlows, colours: Colouring, role: list[tuple]) -> str:
+    """ "" when every check connection crosses the kinds of links its representative does
+    (a second destination of a kind; a second source's kinds and counts), else why not."""
+    mask = fabric.network_link_mask()
+    paths = []
+    for f in range(routed.n_flows):
+        hops = routed.entry_link[routed.flow_ptr[f] : routed.flow_ptr[f + 1]]
+        paths.append(tuple(colours.link[hops[mask[hops]]].tolist()))
+    by_conn = {int(routed.connection[f]): paths[f] for f in range(routed.n_flows)}
+    seen: dict[tuple, list] = {}
+    last_main = {}
+    for i, (kind, check, n, second_dst) in enumerate(role):
+        if second_dst:
+            if by_conn[i] != last_main[(kind, check)]:
+                return (
+                    "two destinations alike as seen from one GPU are reached over "
+                    "different kinds of links: the fabric is not regular"
+                )
+            continue
+        last_main[(kind, check)] = by_conn[i]
+        seen.setdefault((kind, check), []).append((by_conn[i], n))
+    for (kind, check), got in seen.items():
+        if check and sorted(got) != sorted(seen[(kind, 0)]):
+            return (
+                "two GPUs alike in the fabric see their destinations differently: it is not regular"
+            )
+    return ""

@@ -1,0 +1,168 @@
+"""Which nodes and links of a fabric stand alike: colour refinement of its graph.
+
+A fat-tree or a rail-optimized fabric is built of parts that repeat: every leaf of a tier
+sees the same below and above it, every GPU the same around it. Traffic that is as regular
+as the fabric (an all-to-all over every GPU) then loads every link of a kind alike, and a
+model may run one link and one flow of each kind with their counts
+(`engine.analysis.lumped_all_to_all`). Which kinds there are is what this module finds, by
+colour refinement (the 1-dimensional Weisfeiler-Leman procedure): nodes start coloured by
+what they are (GPU, switch model, ...), links by their figures (capacity, latency, cable),
+and a node's colour is refined by the colours of its links and of the nodes at their other
+ends until no colour splits. Nodes of one stable colour have the same number of links of
+each colour to nodes of each colour, in each direction: an equitable partition, which on
+the fabrics FabricLab builds is the set of orbits of the fabric's symmetries. Refinement
+cannot split nodes a symmetry maps onto each other, so a fabric with one failed cable,
+another cable length or switch model in one place comes out with more colours, not wrong
+ones.
+
+`relative_colours` refines once more with one node given a colour of its own: the colours
+then say where every other node stands *as seen from that node* (same leaf, same pod,
+another pod), which is what groups the destinations of that node's traffic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.topology.expand import NVLINK_BUNDLE, Fabric
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finaliser constants
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MAX_ROUNDS = 64  # a fabric's diameter bounds the rounds needed; far more than any has
+
+
+@dataclass(frozen=True)
+class Colouring:
+    """Stable colours of a fabric: per node and per directed link, small integers (equal
+    colour: alike). `link` folds in the colours of the link's two ends."""
+
+    node: np.ndarray
+    link: np.ndarray
+
+    @property
+    def n_node_colours(self) -> int:
+        """Number of node colours."""
+        return int(self.node.max()) + 1 if self.node.size else 0
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, element-wise on uint64 (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * _MIX1
+        x = (x ^ (x >> np.uint64(27))) * _MIX2
+        return x ^ (x >> np.uint64(31))
+
+
+def _combine(*columns: np.ndarray) -> np.ndarray:
+    """One uint64 per row from several integer columns (a hash; order matters)."""
+    out = np.zeros(columns[0].shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for col in columns:
+            out = _mix(out * _GOLDEN + col.astype(np.uint64))
+    return out
+
+
+def _dense(keys: np.ndarray) -> np.ndarray:
+    """Small integer labels 0..k-1 for distinct `keys`."""
+    return np.unique(keys, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _text_code(names: list[str]) -> np.ndarray:
+    """A code per string, equal strings equal codes."""
+    return np.unique(np.asarray(names, dtype=object).astype(str), return_inverse=True)[1]
+
+
+def initial_colours(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """(node colours, link colours) before refinement: a node by its kind and catalog model
+    (a GPU also by its network line rate), a link by its capacity, latency and cable
+    (bundle length and cable model; NVLink apart; in a hybrid fabric, its segment)."""
+    groups = fabric.scenario.groups
+    model = _text_code([g.model for g in groups])[fabric.node_group.astype(np.int64)]
+    rate = np.zeros(fabric.node_kind.shape[0])
+    gpu_nodes = _gpu_nodes(fabric)
+    rate[gpu_nodes] = fabric.gpu_line_rate
+    node = _combine(
+        fabric.node_kind.astype(np.int64), model, np.ascontiguousarray(rate).view(np.int64)
+    )
+    bundles = fabric.scenario.bundles
+    b = fabric.link_bundle.astype(np.int64)
+    cable = np.append(_text_code([x.cable for x in bundles] + ["nvlink"]), 0)
+    length = np.append(np.array([x.length_m for x in bundles] + [0.0]), 0.0)
+    on_b = np.where(b == NVLINK_BUNDLE, len(bundles), b)
+    ethernet = np.zeros(len(bundles) + 1, dtype=np.int64)
+    if fabric.bundle_ethernet is not None:
+        ethernet[: len(bundles)] = fabric.bundle_ethernet
+    link = _combine(
+        np.ascontiguousarray(fabric.link_capacity).view(np.int64),
+        np.ascontiguousarray(fabric.link_latency).view(np.int64),
+        cable[on_b],
+        np.ascontiguousarray(length[on_b]).view(np.int64),
+        (b == NVLINK_BUNDLE).astype(np.int64),
+        ethernet[on_b],
+    )
+    return _dense(node), _dense(link)
+
+
+def _gpu_nodes(fabric: Fabric) -> np.ndarray:
+    """The node index of every GPU, in GPU order."""
+    return fabric.link_src[fabric.gpu_nvlink_up]
+
+
+def refine(
+    fabric: Fabric, node: np.ndarray, link: np.ndarray, individual: int | None = None
+) -> Colouring:
+    """Refine node colours `node` by the links' colours `link` until stable; with
+    `individual`, that node first gets a colour of its own."""
+    colour = node.astype(np.int64).copy()
+    if individual is not None:
+        colour[individual] = colour.max() + 1
+    src, dst = fabric.link_src.astype(np.int64), fabric.link_dst.astype(np.int64)
+    out_order = np.argsort(src, kind="stable")
+    in_order = np.argsort(dst, kind="stable")
+    n_nodes = colour.shape[0]
+    count = np.unique(colour).size
+    for _ in range(MAX_ROUNDS):
+        seen_out = _combine(link, colour[dst], np.ones_like(link))
+        seen_in = _combine(link, colour[src], np.full_like(link, 2))
+        sums = _sum_by(src, seen_out, out_order, n_nodes) + _sum_by(dst, seen_in, in_order, n_nodes)
+        new = _dense(_combine(colour, sums.view(np.int64)))
+        new_count = int(new.max()) + 1 if new.size else 0
+        colour = new
+        if new_count == count:
+            break
+        count = new_count
+    link_colour = _dense(_combine(link, colour[src], colour[dst]))
+    return Colouring(node=colour, link=link_colour)
+
+
+def _sum_by(owner: np.ndarray, values: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
+    """Per node the wrapping uint64 sum of `values` over the links it owns (a multiset's
+    hash: the sum does not depend on the links' order)."""
+    out = np.zeros(n, dtype=np.uint64)
+    if owner.size == 0:
+        return out
+    sorted_owner = owner[order]
+    starts = np.flatnonzero(np.r_[True, sorted_owner[1:] != sorted_owner[:-1]])
+    with np.errstate(over="ignore"):
+        out[sorted_owner[starts]] = np.add.reduceat(values[order], starts)
+    return out
+
+
+def fabric_colours(fabric: Fabric) -> Colouring:
+    """The fabric's stable colours (see the module docstring)."""
+    node, link = initial_colours(fabric)
+    return refine(fabric, node, link)
+
+
+def relative_colours(fabric: Fabric, stable: Colouring, node: int) -> Colouring:
+    """The colours as seen from `node`: `stable` refined with `node` set apart."""
+    _, link = initial_colours(fabric)
+    return refine(fabric, stable.node, link, individual=node)
+
+
+def gpu_nodes(fabric: Fabric) -> np.ndarray:
+    """The node index of every GPU, in GPU order (for the colours of GPUs)."""
+    return _gpu_nodes(fabric)
