@@ -268,12 +268,14 @@ def format_transport(study: TransportStudy) -> str:
     """The transport study: per-flow throughput against the ideal, efficiency, drops, the
     victim's slowdown and the hottest ports."""
     t, i = study.throughput_Bps, study.ideal_throughput_Bps
+    # An all-to-all over thousands of GPUs gives each pair a sliver of a link: MB/s then.
+    scale, unit = (1e9, "GB/s") if max(i.max, t.max) >= 0.1e9 else (1e6, "MB/s")
     lines = [
         f"{study.scenario}: {study.technology} ({', '.join(study.mechanisms)}), "
         + _workload_text(study.workload),
-        f"  per-flow throughput: mean {t.mean / 1e9:.3f} GB/s  min {t.min / 1e9:.3f}  "
-        f"max {t.max / 1e9:.3f}   (ideal mean {i.mean / 1e9:.3f}  min {i.min / 1e9:.3f}  "
-        f"max {i.max / 1e9:.3f})",
+        f"  per-flow throughput: mean {t.mean / scale:.3f} {unit}  min {t.min / scale:.3f}  "
+        f"max {t.max / scale:.3f}   (ideal mean {i.mean / scale:.3f}  min {i.min / scale:.3f}  "
+        f"max {i.max / scale:.3f})",
         f"  efficiency {study.efficiency:.3f}: makespan {study.makespan_s * 1e3:.4g} ms vs ideal "
         f"{study.ideal_makespan_s * 1e3:.4g} ms ({study.flows:,} flows in {study.classes:,} "
         f"classes{'' if study.finished else ', NOT finished'})",

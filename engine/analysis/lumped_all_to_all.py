@@ -135,8 +135,8 @@ def lumped_all_to_all(
     notes = [
         f"all-to-all over {fabric.n_gpus:,} GPUs ({pairs:,} connections between servers) run "
         f"as {lumped.network.classes.n_classes // draws} kinds of flows over "
-        f"{lumped.network.links.n_links} kinds of links, the fabric being regular "
-        "(engine.topology.symmetry)"
+        f"{lumped.network.links.n_links} kinds of links (the fabric's symmetry, "
+        "engine.topology.symmetry)"
         + (f", each kind as {draws} classes that draw DCQCN's cuts apart" if draws > 1 else "")
     ]
     if mode == "adaptive":

@@ -430,8 +430,11 @@ def _flow_series(
     for j, c in enumerate(chosen):
         # A class with no flow of its own is one of its kind's draws (a lumped run's,
         # engine.transport.lumping): the flows of the kind's first class name it.
-        f = first_flow[max(k for k in first_flow if k <= c)]
+        owner = max(k for k in first_flow if k <= c)
+        f = first_flow[owner]
         label = f"gpu {int(routed.src_gpu[f])} -> gpu {int(routed.dst_gpu[f])}"
+        if c > owner:
+            label += f" (draw {c - owner + 1})"
         if c == victim_class:
             label += " (victim)"
         series.append(FlowSeries(label, int(cl.multiplicity[c]), t, tuple(rates[:, j].tolist())))

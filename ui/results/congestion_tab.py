@@ -133,13 +133,13 @@ def summary_text(study: TransportStudy) -> str:
     """The study in one line: mechanisms, efficiency, per-flow throughput against the
     ideal, drops, losslessness and the victim's slowdown."""
     mechanisms = " + ".join(study.mechanisms) or "ideal"
-    mean = study.throughput_Bps.mean / 1e9
-    ideal = study.ideal_throughput_Bps.mean / 1e9
+    mean = si_text(study.throughput_Bps.mean, "B/s")
+    ideal = si_text(study.ideal_throughput_Bps.mean, "B/s")
     parts = [
         f"<b>{mechanisms}</b> on {TECHNOLOGY_TITLES.get(study.technology, study.technology)}",
         f"{study.flows:,} flows",
         f"efficiency <b>{study.efficiency:.0%}</b>",
-        f"per flow {mean:.2f} GB/s vs ideal {ideal:.2f} GB/s",
+        f"per flow {mean} vs ideal {ideal}",
         f"drops {si_text(study.dropped_bytes, 'B')}",
         "lossless" if study.lossless else "<b>lossy</b>",
     ]

@@ -231,3 +231,32 @@ def test_pauses_colour_before_marks():
     quiet, text = bundle_congestion(shares, "c")
     assert quiet is not None and "paused 0.0%" in text
     assert bundle_congestion(shares, "elsewhere")[0] is None
+
+
+def test_an_all_to_all_of_every_gpu_runs_by_kinds(qtbot):
+    """The all-to-all of every GPU of a tapered 1k rail-optimized InfiniBand fabric (over a
+    million pairs) runs by kinds of flows: the study says so, its ports stand for their
+    kind, and the congested uplinks colour the canvas."""
+    w = shown_window(
+        qtbot,
+        generate(
+            "rail-optimized", gpus=1024, server="dgx-h100", switch="qm9700", oversubscription=2.0
+        ),
+    )
+    try:
+        w.results.tabs.setCurrentWidget(w.congestion_tab)
+        tab = w.congestion_tab
+        tab.form.set_kind("all-to-all")
+        type_into(qtbot, tab.form.ranks_spin, "0")
+        type_into(qtbot, tab.form.bytes_spin, "0.25")
+        with qtbot.waitSignal(tab.runFinished, timeout=TIMEOUT_MS) as blocker:
+            qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+        assert blocker.args == [False], tab.message.text()
+        study = tab.study
+        assert study.flows == 1024**2 - 128 * 64 and study.classes < 10
+        assert "kinds of flows" in tab.message.text()
+        rows = [tab.table.item(r, 0).text() for r in range(tab.table.rowCount())]
+        assert any("links alike" in row for row in rows), rows
+        assert study.hottest[0].max_queue_bytes > 0  # the 2:1 uplinks queue
+    finally:
+        close(w)
