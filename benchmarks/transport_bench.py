@@ -5,7 +5,7 @@ A 1,024-host permutation of 2 MB flows on the RoCE (PFC, ECN, DCQCN) and the Inf
 numba step kernel against its plain-Python twin on the same small incast (kernel calls
 alone: the driver around them is the same Python for both); and the all-to-all phase of
 every GPU through the transport study (64 KiB per GPU pair, run to the end, by kinds of
-flows: `engine.analysis.lumped_all_to_all`) on the 16,384-GPU InfiniBand preset and on the
+flows: `engine.collectives.lumped_all_to_all`) on the 16,384-GPU InfiniBand preset and on the
 131,072-GPU RoCE preset with its flows sprayed (ECMP's hashing cannot run by kinds), each
 in a child process so that its peak memory is its own. Warm: each case runs once first to
 load the JIT cache.

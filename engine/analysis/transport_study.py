@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analysis.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.analysis.results import (
     FlowSeries,
     PortFigures,
@@ -41,6 +40,7 @@ from engine.analysis.transport_demand import (
 )
 from engine.analysis.transport_demand import demand as build_demand
 from engine.catalog.devices import Catalog
+from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.flows.utilization import summary_stats
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
@@ -152,7 +152,7 @@ def _lumped_study(
     clock: tuple[float, Progress | None],
 ) -> TransportStudy:
     """An all-to-all over every GPU run by kinds of flows and links
-    (`engine.analysis.lumped_all_to_all`), when it has too many connections to route."""
+    (`engine.collectives.lumped_all_to_all`), when it has too many connections to route."""
     if workload.ranks not in (0, fabric.n_gpus):
         raise refuse(too_large + "; use fewer ranks, or all of them on a regular fabric", "ranks")
     checkpoint(clock[1], 0.1, "kinds of flows")

@@ -155,9 +155,20 @@ def stage_transport(
     if paced:
         stage, buffer_bytes = pacing
         network = replace(network, gates=network_gates(stage, routed, network, buffer_bytes))
+    return network_verdict(network, fabric, catalog, progress)
+
+
+def network_verdict(
+    network: TransportNetwork,
+    fabric: Fabric,
+    catalog: Catalog,
+    progress: Progress | None = None,
+) -> StageTransport:
+    """The verdict on a stage's transport network (its classes' bytes per unit of share
+    times `REFERENCE_BYTES`) under the scenario's transport, kept in `VERDICTS`."""
     poll(progress, "transport")
     # Only window means are read: a sample every 5 us instead of every 1 us saves the copies.
-    config = estimate_config(scenario_transport_config(scenario, catalog))
+    config = estimate_config(scenario_transport_config(fabric.scenario, catalog))
     key = network_digest(network, config)
     known = VERDICTS.get(key)
     if known is not None:

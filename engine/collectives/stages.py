@@ -37,6 +37,9 @@ class Stage:
     halves run at once): the pair's bandwidth time is the slower one's, not their sum.
     `pipeline` says which flows pass on which flows' data (rings and trees; None when the
     flows are independent, as in an all-to-all): the transport then keeps them in step.
+    `lumped` marks an all-to-all of every pair at once too large to list: `src` and `dst`
+    are empty, `share` holds the one share of every pair, and the stage is profiled by
+    kinds of flows (`engine.collectives.lumped_stage`).
     """
 
     name: str
@@ -52,6 +55,7 @@ class Stage:
     analytic_share: float = 0.0  # bytes per byte of S on each of those links, each direction
     overlap: bool = False
     pipeline: Pipeline | None = None
+    lumped: bool = False
 
 
 @dataclass

@@ -30,11 +30,8 @@ from typing import Any
 import numpy as np
 
 from engine.catalog.devices import Catalog
-from engine.collectives.nccl_model import (
-    SIMPLE_ONLY,
-    channel_rate_fraction,
-    nvls_channel_share,
-)
+from engine.collectives.lumped_stage import lumped_profile
+from engine.collectives.nccl_model import SIMPLE_ONLY, channel_rate_fraction, nvls_channel_share
 from engine.collectives.result import CollectiveResult
 from engine.collectives.schedules import (
     ALGORITHMS,
@@ -163,17 +160,19 @@ class CollectiveEngine:
 
         `progress` may stop the run between routing and the rate computation.
         """
+        if stage.lumped:  # every pair of every GPU at once, by kinds of flows (lumped_stage)
+            key = f"lumped|{stage.share[0]!r}"
+            if key not in self._profiles:
+                self._profiles[key] = lumped_profile(self, ranks, float(stage.share[0]), progress)
+            return self._profiles[key]
         if stage.analytic_s_per_byte is not None:
             link_bytes = self._analytic_link_bytes(stage, ranks) if ranks is not None else None
             # The reduction climbs from every rank to the top of its tree and back down: as
             # far as the path from the first rank to the last.
             lat = 0.0
             if ranks is not None and ranks.size > 1:
-                lat = float(
-                    self.router.route(ranks[:1], ranks[-1:], self.fabric.scenario.routing).latency[
-                        0
-                    ]
-                )
+                policy = self.fabric.scenario.routing
+                lat = float(self.router.route(ranks[:1], ranks[-1:], policy).latency[0])
             if stage.analytic_links == "nvlink":
                 return StageProfile(stage.analytic_s_per_byte, 0.0, lat, link_bytes)
             return StageProfile(stage.analytic_s_per_byte, lat, 0.0, link_bytes)

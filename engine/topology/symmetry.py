@@ -4,7 +4,7 @@ A fat-tree or a rail-optimized fabric is built of parts that repeat: every leaf 
 sees the same below and above it, every GPU the same around it. Traffic that is as regular
 as the fabric (an all-to-all over every GPU) then loads every link of a kind alike, and a
 model may run one link and one flow of each kind with their counts
-(`engine.analysis.lumped_all_to_all`). Which kinds there are is what this module finds, by
+(`engine.collectives.lumped_all_to_all`). Which kinds there are is what this module finds, by
 colour refinement (the 1-dimensional Weisfeiler-Leman procedure): nodes start coloured by
 what they are (GPU, switch model, ...), links by their figures (capacity, latency, cable),
 and a node's colour is refined by the colours of its links and of the nodes at their other

@@ -1,4 +1,4 @@
-"""An all-to-all run by kinds of flows and links (`engine.analysis.lumped_all_to_all`)
+"""An all-to-all run by kinds of flows and links (`engine.collectives.lumped_all_to_all`)
 against the same all-to-all run flow by flow, and through the transport study."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from engine.analysis import load_preset
-from engine.analysis.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.analysis.results import TransportWorkload
 from engine.analysis.transport_study import transport_study
 from engine.catalog.devices import default_catalog
+from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.model.errors import ScenarioError
 from engine.model.scenario import Failures, LinkFailure
 from engine.routing.router import Router

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -297,20 +299,43 @@ def test_ring_orders_roll_each_server_by_channel_minus_server(n_servers, per_ser
         assert order.tolist() == expected
 
 
-def test_an_all_to_all_too_large_to_route_is_refused_before_any_work(catalog, monkeypatch):
+def test_an_all_to_all_too_large_to_list_runs_by_kinds(catalog):
     # 16,384 ranks all at once are 268 M connections: until 2026-12-06 the engine built and
-    # routed them for 103 s and 22 GB before the router refused. Now the schedule refuses
-    # before anything is routed, and `auto` says why no algorithm is left.
+    # routed them for 103 s and 22 GB before the router refused, then refused at once. On a
+    # regular fabric with adaptive routing they now run by kinds of flows
+    # (engine.collectives.lumped_stage): at 1 GiB every NIC at NCCL's channel rate.
     from engine.presets.scenarios import load_preset
 
     fabric = expand(load_preset("h100-ib-ndr-16k"), catalog)
+    result = CollectiveEngine(fabric, catalog).run(
+        "all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30])
+    )
+    assert result.rows[-1]["algorithm"] == "all-at-once"
+    assert "by kinds of flows" in result.breakdown[0]["stage"]
+    assert 45 < result.rows[-1]["busbw_GBps"] <= 48.01
+
+
+@pytest.mark.parametrize("part", [False, True])
+def test_an_all_to_all_too_large_to_list_is_refused_before_any_work_where_kinds_fail(
+    catalog, monkeypatch, part
+):
+    # Per-flow ECMP hashing loads the links of a kind unevenly, and part of the fabric is
+    # not regular: both are refused, naming the ranks, before anything is routed.
+    from engine.presets.scenarios import load_preset
+
+    scenario = load_preset("h100-ib-ndr-16k")
+    if not part:
+        scenario.routing = replace(scenario.routing, mode="ecmp")
+    fabric = expand(scenario, catalog)
     engine = CollectiveEngine(fabric, catalog)
 
     def no_routing(*args, **kwargs):
         raise AssertionError("routed before refusing")
 
     monkeypatch.setattr(engine.router, "route", no_routing)
-    with pytest.raises(ScenarioError, match="268,419,072 connections") as refused:
-        engine.run("all-to-all", np.arange(fabric.n_gpus), np.array([2.0**30]))
+    ranks = np.arange(fabric.n_gpus // 2 if part else fabric.n_gpus)
+    with pytest.raises(ScenarioError, match="connections, too many to route") as refused:
+        engine.run("all-to-all", ranks, np.array([2.0**30]))
     assert refused.value.problems[0].field == "ranks"
-    assert "use fewer ranks" in str(refused.value)
+    why = "use fewer ranks or every GPU" if part else "routing.mode ecmp"
+    assert why in str(refused.value)

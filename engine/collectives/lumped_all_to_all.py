@@ -66,12 +66,17 @@ class LumpedAllToAll:
 
 
 def lumped_all_to_all(
-    fabric: Fabric, bytes_per_flow: float, catalog: Catalog, draws: int = 1
+    fabric: Fabric,
+    bytes_per_flow: float,
+    catalog: Catalog,
+    draws: int = 1,
+    capacity_Bps: np.ndarray | None = None,
+    router: Router | None = None,
 ) -> LumpedAllToAll | str:
     """The all-to-all over every GPU of `fabric`, `bytes_per_flow` per GPU pair on
     different servers, as kinds of flows and links (each kind of flows as `draws` classes,
-    `DRAWS` where DCQCN's reaction point draws); or a sentence saying why the fabric or its
-    routing does not allow it."""
+    `DRAWS` where DCQCN's reaction point draws; links of `capacity_Bps` when given, else the
+    fabric's); or a sentence saying why the fabric or its routing does not allow it."""
     mode = fabric.scenario.routing.mode
     if mode not in LUMPED_MODES:
         return (
@@ -106,7 +111,7 @@ def lumped_all_to_all(
     if sum(weight) != pairs:
         raise RuntimeError(f"the kinds count {sum(weight)} connections of {pairs}")
     policy = replace(fabric.scenario.routing, mode="spray", flows_per_connection=1)
-    routed = Router(fabric).route(
+    routed = (router or Router(fabric)).route(
         np.asarray(src, dtype=np.int64),
         np.asarray(dst, dtype=np.int64),
         policy,
@@ -114,14 +119,15 @@ def lumped_all_to_all(
     )
     if routed.unreachable.size:
         return f"{routed.unreachable.size} of its GPU pairs cannot reach each other"
-    bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+    capacity = fabric.link_capacity if capacity_Bps is None else capacity_Bps
+    bundled = bundle_sprayed(routed, fabric, capacity)
     if isinstance(bundled, str):
         return bundled
     routed, ports = bundled.routed, bundled.ports
     why = _check_kinds(fabric, routed, colours, role)
     if why:
         return why
-    network = scenario_network(fabric, routed, catalog, ports=ports)
+    network = scenario_network(fabric, routed, catalog, capacity, ports=ports)
     mask = fabric.network_link_mask()
     used = np.unique(routed.entry_link[mask[routed.entry_link]])
     link_kind = colours.link[used]
