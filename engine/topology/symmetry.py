@@ -26,11 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.runtime.colour_hash import combine, dense, multiset_sum
 from engine.topology.expand import NVLINK_BUNDLE, Fabric
 
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finaliser constants
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MAX_ROUNDS = 64  # a fabric's diameter bounds the rounds needed; far more than any has
 
 
@@ -48,28 +46,6 @@ class Colouring:
         return int(self.node.max()) + 1 if self.node.size else 0
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, element-wise on uint64 (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        return x ^ (x >> np.uint64(31))
-
-
-def _combine(*columns: np.ndarray) -> np.ndarray:
-    """One uint64 per row from several integer columns (a hash; order matters)."""
-    out = np.zeros(columns[0].shape[0], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for col in columns:
-            out = _mix(out * _GOLDEN + col.astype(np.uint64))
-    return out
-
-
-def _dense(keys: np.ndarray) -> np.ndarray:
-    """Small integer labels 0..k-1 for distinct `keys`."""
-    return np.unique(keys, return_inverse=True)[1].reshape(-1).astype(np.int64)
-
-
 def _text_code(names: list[str]) -> np.ndarray:
     """A code per string, equal strings equal codes."""
     return np.unique(np.asarray(names, dtype=object).astype(str), return_inverse=True)[1]
@@ -84,7 +60,7 @@ def initial_colours(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
     rate = np.zeros(fabric.node_kind.shape[0])
     gpu_nodes = _gpu_nodes(fabric)
     rate[gpu_nodes] = fabric.gpu_line_rate
-    node = _combine(
+    node = combine(
         fabric.node_kind.astype(np.int64), model, np.ascontiguousarray(rate).view(np.int64)
     )
     bundles = fabric.scenario.bundles
@@ -95,7 +71,7 @@ def initial_colours(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
     ethernet = np.zeros(len(bundles) + 1, dtype=np.int64)
     if fabric.bundle_ethernet is not None:
         ethernet[: len(bundles)] = fabric.bundle_ethernet
-    link = _combine(
+    link = combine(
         np.ascontiguousarray(fabric.link_capacity).view(np.int64),
         np.ascontiguousarray(fabric.link_latency).view(np.int64),
         cable[on_b],
@@ -103,7 +79,7 @@ def initial_colours(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
         (b == NVLINK_BUNDLE).astype(np.int64),
         ethernet[on_b],
     )
-    return _dense(node), _dense(link)
+    return dense(node), dense(link)
 
 
 def _gpu_nodes(fabric: Fabric) -> np.ndarray:
@@ -120,35 +96,21 @@ def refine(
     if individual is not None:
         colour[individual] = colour.max() + 1
     src, dst = fabric.link_src.astype(np.int64), fabric.link_dst.astype(np.int64)
-    out_order = np.argsort(src, kind="stable")
-    in_order = np.argsort(dst, kind="stable")
     n_nodes = colour.shape[0]
     count = np.unique(colour).size
     for _ in range(MAX_ROUNDS):
-        seen_out = _combine(link, colour[dst], np.ones_like(link))
-        seen_in = _combine(link, colour[src], np.full_like(link, 2))
-        sums = _sum_by(src, seen_out, out_order, n_nodes) + _sum_by(dst, seen_in, in_order, n_nodes)
-        new = _dense(_combine(colour, sums.view(np.int64)))
+        seen_out = combine(link, colour[dst], np.ones_like(link))
+        seen_in = combine(link, colour[src], np.full_like(link, 2))
+        with np.errstate(over="ignore"):
+            sums = multiset_sum(src, seen_out, n_nodes) + multiset_sum(dst, seen_in, n_nodes)
+        new = dense(combine(colour, sums.view(np.int64)))
         new_count = int(new.max()) + 1 if new.size else 0
         colour = new
         if new_count == count:
             break
         count = new_count
-    link_colour = _dense(_combine(link, colour[src], colour[dst]))
+    link_colour = dense(combine(link, colour[src], colour[dst]))
     return Colouring(node=colour, link=link_colour)
-
-
-def _sum_by(owner: np.ndarray, values: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
-    """Per node the wrapping uint64 sum of `values` over the links it owns (a multiset's
-    hash: the sum does not depend on the links' order)."""
-    out = np.zeros(n, dtype=np.uint64)
-    if owner.size == 0:
-        return out
-    sorted_owner = owner[order]
-    starts = np.flatnonzero(np.r_[True, sorted_owner[1:] != sorted_owner[:-1]])
-    with np.errstate(over="ignore"):
-        out[sorted_owner[starts]] = np.add.reduceat(values[order], starts)
-    return out
 
 
 def fabric_colours(fabric: Fabric) -> Colouring:

@@ -68,8 +68,9 @@ def lump(
     `link_kind` gives each link of `network` its kind (0..K-1), `kind_ports` each kind's
     ports in the whole fabric, `flow_weight` each flow of `network.flow_class` how many of
     the whole's it stands for per flow of the network (a class of m flows named by n
-    flows: each of the n stands for m / n of them, times its weight); each kind of classes runs as `draws` classes of equal share
-    (see the module docstring; `class_of` then names the first). Raises ValueError when two
+    flows: each of the n stands for m / n of them, times its weight); each kind of classes
+    runs as `draws` classes of equal share (see the module docstring; `class_of` then names
+    the first). Raises ValueError when two
     links of one kind differ in a per-port figure (then they are not alike) or the network
     has pipeline gates.
     """
@@ -77,9 +78,8 @@ def lump(
         raise ValueError("a network with pipeline gates cannot be lumped")
     links = network.links
     kind = np.asarray(link_kind, dtype=np.int64)
-    used_kinds, link_of = np.unique(kind, return_inverse=True)
+    used_kinds, first, link_of = np.unique(kind, return_index=True, return_inverse=True)
     link_of = link_of.reshape(-1)
-    first = np.array([np.flatnonzero(link_of == j)[0] for j in range(used_kinds.size)])
     own_ports = np.ones(links.n_links) if links.ports is None else links.ports.astype(np.float64)
     per_port = _per_port(links, own_ports)
     for name, values in per_port.items():
