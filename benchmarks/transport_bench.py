@@ -5,10 +5,10 @@ A 1,024-host permutation of 2 MB flows on the RoCE (PFC, ECN, DCQCN) and the Inf
 numba step kernel against its plain-Python twin on the same small incast (kernel calls
 alone: the driver around them is the same Python for both); and the all-to-all phase of
 every GPU through the transport study (64 KiB per GPU pair, run to the end, by kinds of
-flows: `engine.collectives.lumped_all_to_all`) on the 16,384-GPU InfiniBand preset and on the
-131,072-GPU RoCE preset with its flows sprayed (ECMP's hashing cannot run by kinds), each
-in a child process so that its peak memory is its own. Warm: each case runs once first to
-load the JIT cache.
+flows: `engine.collectives.lumped_all_to_all`) on the 16,384-GPU InfiniBand preset
+(adaptive routing) and on the 131,072-GPU RoCE preset (per-flow ECMP at its balanced
+limit), each in a child process so that its peak memory is its own. Warm: each case runs
+once first to load the JIT cache.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ BUDGETS = {
     "transport_incast_64_10ms_s": 0.5,
     "transport_all_to_all_16k_s": 30.0,
     "transport_all_to_all_16k_peak_rss_gb": 4.0,
-    "transport_all_to_all_131k_spray_s": 120.0,
+    "transport_all_to_all_131k_s": 120.0,
 }
 ALL_TO_ALL_CASES = {
     "16k": ("h100-ib-ndr-16k", None),
-    "131k_spray": ("h100-roce-128k", "spray"),
+    "131k": ("h100-roce-128k", None),
 }
 MIN_SPEEDUP = 50.0
 

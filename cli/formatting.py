@@ -224,7 +224,8 @@ def format_collective(result: CollectiveSummary) -> str:
         )
     )
     for b in result.breakdown:
-        if b.transport_efficiency < 1.0 - 1e-6 or "settled" in b.transport_note:
+        said = "settled" in b.transport_note or "by kinds" in b.stage  # a note to read
+        if b.transport_efficiency < 1.0 - 1e-6 or said:
             why = f" ({b.transport_note})" if b.transport_note else ""
             lines.append(
                 f"# transport, {b.stage}: {b.transport_efficiency:.2f} of its ideal, paused "

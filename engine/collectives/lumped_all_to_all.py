@@ -20,7 +20,11 @@ fabric irregular and more colours, not a wrong answer).
 Adaptive routing runs here as its balanced limit, every flow spread evenly over its
 equal-cost links: what per-packet adaptive routing (InfiniBand's, Spectrum-X's) does to an
 all-to-all's millions of flows. Per-flow ECMP hashing loads the links of a kind unevenly,
-so it cannot run this way.
+but the less the more flows it hashes: N flows over equal links leave them about
+1/sqrt(N) apart. It runs at its balanced limit where every link it chooses among takes
+`ECMP_MIN_FLOWS_PER_LINK` flows or more (1%; the 16,384-GPU all-to-all puts some 16,000 on
+each leaf uplink, the 131,072-GPU one 131,000), with the spread left out said in a note,
+and only where each switch hashes with its own seed: switches hashing alike polarize.
 """
 
 from __future__ import annotations
@@ -38,10 +42,13 @@ from engine.transport.lumping import Lumped, lump
 from engine.transport.spray import bundle_sprayed
 
 MAX_SOURCE_KINDS = 32  # GPU colours: beyond this the fabric is not regular enough to gain
-LUMPED_MODES = ("spray", "adaptive")
-DRAWS = (
-    64  # classes per kind of flows where DCQCN's reaction point draws (engine.transport.lumping)
-)
+LUMPED_MODES = ("spray", "adaptive", "ecmp")
+# Classes per kind of flows where DCQCN's reaction point draws (engine.transport.lumping).
+DRAWS = 64
+# Per-flow ECMP runs by kinds only where each link it hashes onto takes this many flows or
+# more: N flows hashed at random over equal links leave them about 1/sqrt(N) apart, 1% here
+# (an assumption of this model: the bound a reader may take as "even").
+ECMP_MIN_FLOWS_PER_LINK = 10_000
 
 
 @dataclass(frozen=True)
@@ -78,10 +85,13 @@ def lumped_all_to_all(
     `DRAWS` where DCQCN's reaction point draws; links of `capacity_Bps` when given, else the
     fabric's); or a sentence saying why the fabric or its routing does not allow it."""
     mode = fabric.scenario.routing.mode
+    policy = fabric.scenario.routing
     if mode not in LUMPED_MODES:
+        return f"routing.mode {mode} does not spread flows over equal-cost links"
+    if mode == "ecmp" and policy.hash_scope != "switch":
         return (
-            f"routing.mode {mode} hashes each flow to one path, which loads links of one "
-            "kind unevenly (the kinds of flows hold only with adaptive routing or spraying)"
+            f"routing.hash_scope {policy.hash_scope} hashes alike on many switches, so flows "
+            "that collide once collide again (polarization): links of one kind load unevenly"
         )
     colours = fabric_colours(fabric)
     gpus = gpu_nodes(fabric)
@@ -150,7 +160,35 @@ def lumped_all_to_all(
             "adaptive routing taken at its balanced limit: each flow spread evenly over its "
             "equal-cost links, as per-packet adaptive routing spreads an all-to-all"
         )
+    if mode == "ecmp":
+        per_link = _hashed_flows_per_link(lumped, policy.flows_per_connection)
+        if per_link < ECMP_MIN_FLOWS_PER_LINK:
+            return (
+                f"per-flow ECMP hashes about {per_link:,.0f} flows onto each link of its "
+                f"busiest choice (under {ECMP_MIN_FLOWS_PER_LINK:,}), which leaves links of "
+                f"one kind about {100 / np.sqrt(per_link):.1f}% apart: not even enough"
+            )
+        notes.append(
+            f"per-flow ECMP taken at its balanced limit, an upper bound: at least "
+            f"{per_link:,.0f} flows hashed onto each link it chooses among leave links of one "
+            f"kind about {100 / np.sqrt(per_link):.2f}% apart (1/sqrt(N)), left out; each "
+            "switch hashes with its own seed (routing.hash_scope switch), so no polarization"
+        )
     return LumpedAllToAll(routed, conn_weight, lumped, rep_link, kind_links, pairs, notes)
+
+
+def _hashed_flows_per_link(lumped: Lumped, flows_per_connection: int) -> float:
+    """The fewest flows per link on any kind of links that flows choose among (a hop a
+    flow spreads over several ports of, where ECMP hashes it onto one); inf if none."""
+    net = lumped.network
+    links = net.links
+    cl = net.classes
+    entry_class = np.repeat(np.arange(cl.n_classes), np.diff(cl.ptr))
+    through = np.bincount(cl.links, weights=cl.multiplicity[entry_class], minlength=links.n_links)
+    hashed = links.flow_ports > 1
+    if not hashed.any():
+        return float("inf")
+    return float(np.min(through[hashed] * max(1, flows_per_connection) / links.ports[hashed]))
 
 
 def _destinations(

@@ -13,6 +13,7 @@ network, and the stage's pairs inside servers over NVLink beside it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -76,6 +77,11 @@ def lumped_profile(
         transport = network_verdict(
             type(net)(net.links, scaled, net.flow_class, net.link_names), fabric, catalog, progress
         )
+    if transport is not None and len(lumped.notes) > 1:  # how the routing was taken
+        said = "; ".join(
+            [*lumped.notes[1:], transport.note] if transport.note else lumped.notes[1:]
+        )
+        transport = replace(transport, note=said)
     return StageProfile(
         seconds_per_byte=max(makespan, nvlink_s),
         net_latency_s=float(lumped.routed.latency[counted].max()),

@@ -129,10 +129,20 @@ def test_a_failed_cable_makes_more_kinds_not_a_wrong_answer(catalog):
     np.testing.assert_allclose(mean_finish(by_kind), mean_finish(whole), rtol=1e-9)
 
 
-def test_hashing_is_refused_with_the_reason(catalog):
+def test_hashing_runs_by_kinds_only_where_it_spreads_evenly(catalog):
+    """Per-flow ECMP: refused where it hashes too few flows onto each link for them to
+    spread evenly (64 GPUs: under a thousand), and where switches hash alike (polarization);
+    on the 16k preset (some 15,000 flows per uplink) it runs at its balanced limit, said."""
     scenario, _ = tapered(catalog, 64, "ib")
     ecmp = replace(scenario, routing=replace(scenario.routing, mode="ecmp"))
-    assert "routing.mode ecmp" in lumped_all_to_all(expand(ecmp, catalog), 1e6, catalog)
+    assert "flows onto each link" in lumped_all_to_all(expand(ecmp, catalog), 1e6, catalog)
+    big = load_preset("h100-ib-ndr-16k")
+    big.routing = replace(big.routing, mode="ecmp", hash_scope="tier")
+    assert "polarization" in lumped_all_to_all(expand(big, catalog), 1e6, catalog)
+    big.routing = replace(big.routing, hash_scope="switch")
+    lumped = lumped_all_to_all(expand(big, catalog), 1e6, catalog)
+    assert not isinstance(lumped, str), lumped
+    assert any("per-flow ECMP taken at its balanced limit" in n for n in lumped.notes)
 
 
 def test_the_16k_all_to_all_through_the_study(catalog):

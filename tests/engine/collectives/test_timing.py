@@ -319,13 +319,13 @@ def test_an_all_to_all_too_large_to_list_runs_by_kinds(catalog):
 def test_an_all_to_all_too_large_to_list_is_refused_before_any_work_where_kinds_fail(
     catalog, monkeypatch, part
 ):
-    # Per-flow ECMP hashing loads the links of a kind unevenly, and part of the fabric is
-    # not regular: both are refused, naming the ranks, before anything is routed.
+    # Switches hashing alike polarize ECMP, and part of the fabric is not regular: both
+    # are refused, naming the ranks, before anything is routed.
     from engine.presets.scenarios import load_preset
 
     scenario = load_preset("h100-ib-ndr-16k")
     if not part:
-        scenario.routing = replace(scenario.routing, mode="ecmp")
+        scenario.routing = replace(scenario.routing, mode="ecmp", hash_scope="tier")
     fabric = expand(scenario, catalog)
     engine = CollectiveEngine(fabric, catalog)
 
@@ -337,5 +337,5 @@ def test_an_all_to_all_too_large_to_list_is_refused_before_any_work_where_kinds_
     with pytest.raises(ScenarioError, match="connections, too many to route") as refused:
         engine.run("all-to-all", ranks, np.array([2.0**30]))
     assert refused.value.problems[0].field == "ranks"
-    why = "use fewer ranks or every GPU" if part else "routing.mode ecmp"
+    why = "use fewer ranks or every GPU" if part else "polarization"
     assert why in str(refused.value)
