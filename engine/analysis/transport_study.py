@@ -412,11 +412,21 @@ def _flow_series(
             per_flow / result.finish_s,
             result.delivered_bytes / cl.multiplicity / max(result.end_s, 1e-300),
         )
-    chosen = [int(c) for c in np.argsort(pace, kind="stable")[:FLOW_SERIES]]
     flow_class = result.network.flow_class
     crossing = np.flatnonzero(flow_class >= 0)
     classes, first = np.unique(flow_class[crossing], return_index=True)
     first_flow = dict(zip(classes.tolist(), crossing[first].tolist(), strict=True))
+    # A class with no flow of its own is one of its kind's draws (a lumped run's,
+    # engine.transport.lumping), named by the kind's first class: the slowest draw of each
+    # kind is shown, so that the series show kinds apart, not one kind's draws.
+    owner = np.maximum.accumulate(
+        np.where(np.isin(np.arange(cl.n_classes), classes), np.arange(cl.n_classes), 0)
+    )
+    chosen, seen = [], set()
+    for c in np.argsort(pace, kind="stable").tolist():
+        if int(owner[c]) not in seen and len(chosen) < FLOW_SERIES:
+            seen.add(int(owner[c]))
+            chosen.append(int(c))
     victim_class = -1
     if demand.victim >= 0:
         v_flows = np.flatnonzero((routed.connection == demand.victim) & (flow_class >= 0))
@@ -428,13 +438,10 @@ def _flow_series(
     t = tuple(times.tolist())
     series = []
     for j, c in enumerate(chosen):
-        # A class with no flow of its own is one of its kind's draws (a lumped run's,
-        # engine.transport.lumping): the flows of the kind's first class name it.
-        owner = max(k for k in first_flow if k <= c)
-        f = first_flow[owner]
+        f = first_flow[int(owner[c])]
         label = f"gpu {int(routed.src_gpu[f])} -> gpu {int(routed.dst_gpu[f])}"
-        if c > owner:
-            label += f" (draw {c - owner + 1})"
+        if c > owner[c] or (c + 1 < cl.n_classes and owner[c + 1] == c):
+            label += " (its kind's slowest draw)"
         if c == victim_class:
             label += " (victim)"
         series.append(FlowSeries(label, int(cl.multiplicity[c]), t, tuple(rates[:, j].tolist())))
