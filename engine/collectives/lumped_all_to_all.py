@@ -84,8 +84,8 @@ def lumped_all_to_all(
     different servers, as kinds of flows and links (each kind of flows as `draws` classes,
     `DRAWS` where DCQCN's reaction point draws; links of `capacity_Bps` when given, else the
     fabric's); or a sentence saying why the fabric or its routing does not allow it."""
-    mode = fabric.scenario.routing.mode
     policy = fabric.scenario.routing
+    mode = policy.mode
     if mode not in LUMPED_MODES:
         return f"routing.mode {mode} does not spread flows over equal-cost links"
     if mode == "ecmp" and policy.hash_scope != "switch":
@@ -93,38 +93,21 @@ def lumped_all_to_all(
             f"routing.hash_scope {policy.hash_scope} hashes alike on many switches, so flows "
             "that collide once collide again (polarization): links of one kind load unevenly"
         )
-    colours = fabric_colours(fabric)
-    gpus = gpu_nodes(fabric)
-    source_colour = colours.node[gpus]
-    kinds = np.unique(source_colour)
-    if kinds.size > MAX_SOURCE_KINDS:
-        return f"its GPUs fall into {kinds.size} kinds (over {MAX_SOURCE_KINDS}): it is not regular"
     if not np.all(fabric.gpu_line_rate > 0):
         return "some GPUs have no NIC of their own"
-    src, dst, weight, role = [], [], [], []
-    for kind in kinds.tolist():
-        members = np.flatnonzero(source_colour == kind)
-        sources = [int(members[0])] + ([int(members[-1])] if members.size > 1 else [])
-        for check, s in enumerate(sources):
-            d_first, d_last, count = _destinations(fabric, colours, gpus, s)
-            for d0, d1, n in zip(d_first, d_last, count, strict=True):
-                src.append(s)
-                dst.append(d0)
-                weight.append(0 if check else members.size * n)
-                role.append((kind, check, n, False))
-                if d1 != d0:  # a second destination of the kind, to check the first
-                    src.append(s)
-                    dst.append(d1)
-                    weight.append(0)
-                    role.append((kind, check, n, True))
+    colours = fabric_colours(fabric)
+    reps = _representatives(fabric, colours)
+    if isinstance(reps, str):
+        return reps
+    src, dst, weight, role = reps
     pairs = _cross_server_pairs(fabric)
     if sum(weight) != pairs:
         raise RuntimeError(f"the kinds count {sum(weight)} connections of {pairs}")
-    policy = replace(fabric.scenario.routing, mode="spray", flows_per_connection=1)
+    spread = replace(policy, mode="spray", flows_per_connection=1)
     routed = (router or Router(fabric)).route(
         np.asarray(src, dtype=np.int64),
         np.asarray(dst, dtype=np.int64),
-        policy,
+        spread,
         connection_bytes=np.full(len(src), float(bytes_per_flow)),
     )
     if routed.unreachable.size:
@@ -144,9 +127,7 @@ def lumped_all_to_all(
     kind_ports = np.bincount(colours.link, minlength=int(colours.link.max()) + 1)
     conn_weight = np.asarray(weight, dtype=np.float64)
     lumped = lump(network, link_kind, kind_ports, conn_weight[routed.connection], draws)
-    rep_link = used[
-        np.array([np.flatnonzero(lumped.link_of == j)[0] for j in range(lumped.link_of.max() + 1)])
-    ]
+    rep_link = used[np.unique(lumped.link_of, return_index=True)[1]]
     kind_links = tuple(np.flatnonzero(colours.link == k) for k in lumped.kind_of_link.tolist())
     notes = [
         f"all-to-all over {fabric.n_gpus:,} GPUs ({pairs:,} connections between servers) run "
@@ -175,6 +156,35 @@ def lumped_all_to_all(
             "switch hashes with its own seed (routing.hash_scope switch), so no polarization"
         )
     return LumpedAllToAll(routed, conn_weight, lumped, rep_link, kind_links, pairs, notes)
+
+
+def _representatives(fabric: Fabric, colours: Colouring) -> tuple[list, list, list, list] | str:
+    """The connections to route: from the first GPU of each GPU colour, one to each kind of
+    its destinations, weighted by the connections of the whole they stand for; and, weighed
+    0, the checks (the kind's last destination, the colour's last source); with each its role
+    (colour, check, kind's size, second destination) for `_check_kinds`. Or why not."""
+    gpus = gpu_nodes(fabric)
+    source_colour = colours.node[gpus]
+    kinds = np.unique(source_colour)
+    if kinds.size > MAX_SOURCE_KINDS:
+        return f"its GPUs fall into {kinds.size} kinds (over {MAX_SOURCE_KINDS}): it is not regular"
+    src, dst, weight, role = [], [], [], []
+    for kind in kinds.tolist():
+        members = np.flatnonzero(source_colour == kind)
+        sources = [int(members[0])] + ([int(members[-1])] if members.size > 1 else [])
+        for check, s in enumerate(sources):
+            d_first, d_last, count = _destinations(fabric, colours, gpus, s)
+            for d0, d1, n in zip(d_first, d_last, count, strict=True):
+                src.append(s)
+                dst.append(d0)
+                weight.append(0 if check else members.size * n)
+                role.append((kind, check, n, False))
+                if d1 != d0:  # a second destination of the kind, to check the first
+                    src.append(s)
+                    dst.append(d1)
+                    weight.append(0)
+                    role.append((kind, check, n, True))
+    return src, dst, weight, role
 
 
 def _hashed_flows_per_link(lumped: Lumped, flows_per_connection: int) -> float:
@@ -210,8 +220,8 @@ def _cross_server_pairs(fabric: Fabric) -> int:
 
 
 def _check_kinds(fabric: Fabric, routed: RoutedFlows, colours: Colouring, role: list[tuple]) -> str:
-    """ "" when every check connection crosses the kinds of links its representative does
-    (a second destination of a kind; a second source's kinds and counts), else why not."""
+    """Why a check connection crosses other kinds of links than its representative (a
+    second destination of a kind; a second source's kinds and counts); empty if none does."""
     mask = fabric.network_link_mask()
     paths = []
     for f in range(routed.n_flows):

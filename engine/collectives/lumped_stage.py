@@ -14,10 +14,11 @@ network, and the stage's pairs inside servers over NVLink beside it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from engine.catalog.devices import Catalog
 from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
 from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile
@@ -28,12 +29,19 @@ from engine.runtime.progress import Progress, poll
 from engine.topology.expand import Fabric
 from engine.transport.from_scenario import scenario_transport_config
 
-if TYPE_CHECKING:
-    from engine.collectives.timing import CollectiveEngine
+
+class _Engine(Protocol):
+    """What this reads of a `engine.collectives.timing.CollectiveEngine` (named here by
+    its parts, so that the two modules do not import each other)."""
+
+    fabric: Fabric
+    catalog: Catalog
+    capacity: np.ndarray
+    router: Router
 
 
 def lumped_profile(
-    engine: CollectiveEngine,
+    engine: _Engine,
     ranks: np.ndarray | None,
     share: float,
     progress: Progress | None = None,
@@ -65,18 +73,9 @@ def lumped_profile(
     nvlink_s, nvlink_latency = _inside_servers(engine.router, capacity, share)
     counted = lumped.connection_weight[lumped.routed.connection] > 0
     transport = None
-    if scenario_transport_model(fabric) != "ideal":
-        scaled = type(cl)(
-            cl.ptr,
-            cl.links,
-            cl.multiplicity,
-            cl.bytes * REFERENCE_BYTES,
-            cl.start_s,
-            cl.feedback_delay_s,
-        )
-        transport = network_verdict(
-            type(net)(net.links, scaled, net.flow_class, net.link_names), fabric, catalog, progress
-        )
+    if fabric.scenario.transport.model != "ideal":
+        scaled = replace(net, classes=replace(cl, bytes=cl.bytes * REFERENCE_BYTES))
+        transport = network_verdict(scaled, fabric, catalog, progress)
     if transport is not None and len(lumped.notes) > 1:  # how the routing was taken
         said = "; ".join(
             [*lumped.notes[1:], transport.note] if transport.note else lumped.notes[1:]
@@ -89,11 +88,6 @@ def lumped_profile(
         link_bytes_per_byte=link_bytes,
         transport=transport,
     )
-
-
-def scenario_transport_model(fabric: Fabric) -> str:
-    """The scenario's transport model (``mechanistic`` or ``ideal``)."""
-    return fabric.scenario.transport.model
 
 
 def _inside_servers(router: Router, capacity: np.ndarray, share: float) -> tuple[float, float]:
