@@ -6,12 +6,16 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from engine.analysis import load_preset
 from engine.catalog.devices import default_catalog
+from engine.model.errors import ScenarioError
 from engine.model.scenario import Failures, LinkFailure
 from engine.topology.expand import expand
 from engine.topology.symmetry import Colouring, fabric_colours, gpu_nodes, relative_colours
+from engine.topology.templates import generate
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +73,32 @@ def test_a_failed_cable_splits_the_colours(catalog):
     assert colours.n_node_colours > regular.n_node_colours
     assert np.unique(colours.node[gpu_nodes(fabric)]).size > 1
     assert_equitable(fabric, colours)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    gpus=st.sampled_from([64, 128, 256]),
+    template=st.sampled_from(["leaf-spine", "rail-optimized", "fat-tree"]),
+    oversubscription=st.sampled_from([1.0, 2.0, 3.0]),
+    down=st.integers(0, 3),
+)
+def test_colours_are_equitable_on_generated_fabrics(gpus, template, oversubscription, down):
+    """On generated fabrics, with or without failed cables: nodes of one colour see the same
+    numbers of links of each colour to nodes of each colour (the premise of running kinds)."""
+    catalog = default_catalog()
+    try:
+        scenario = generate(
+            template,
+            gpus=gpus,
+            server="hgx-h100",
+            switch="sn5600",
+            oversubscription=oversubscription,
+        )
+    except ScenarioError:
+        assume(False)  # a size the template does not build (it says which it does)
+    if down:
+        scenario.failures = Failures(links=[LinkFailure(scenario.bundles[-1].id, down)])
+    fabric = expand(scenario, catalog)
+    colours = fabric_colours(fabric)
+    assert_equitable(fabric, colours)
+    assert_equitable(fabric, relative_colours(fabric, colours, int(gpu_nodes(fabric)[0])))
