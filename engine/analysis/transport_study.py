@@ -41,6 +41,7 @@ from engine.analysis.transport_demand import (
 from engine.analysis.transport_demand import demand as build_demand
 from engine.catalog.devices import Catalog
 from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
+from engine.collectives.placement import placement
 from engine.flows.utilization import summary_stats
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
@@ -151,14 +152,13 @@ def _lumped_study(
     too_large: str,
     clock: tuple[float, Progress | None],
 ) -> TransportStudy:
-    """An all-to-all over every GPU run by kinds of flows and links
-    (`engine.collectives.lumped_all_to_all`), when it has too many connections to route."""
-    if workload.ranks not in (0, fabric.n_gpus):
-        raise refuse(too_large + "; use fewer ranks, or all of them on a regular fabric", "ranks")
+    """An all-to-all run by kinds of flows and links (`engine.collectives.lumped_all_to_all`),
+    when it has too many connections to route."""
     checkpoint(clock[1], 0.1, "kinds of flows")
     config = scenario_transport_config(scenario, catalog)
     draws = DRAWS if config.mechanisms.dcqcn and not config.dcqcn.published_mean_field else 1
-    lumped = lumped_all_to_all(fabric, workload.bytes_per_flow, catalog, draws)
+    ranks = placement(fabric, workload.ranks)
+    lumped = lumped_all_to_all(fabric, workload.bytes_per_flow, catalog, draws, ranks=ranks)
     if isinstance(lumped, str):
         raise refuse(f"{too_large}; nor can it run by kinds of flows: {lumped}", "ranks")
     kinds = lumped.kind_links

@@ -1,4 +1,4 @@
-"""An all-to-all over every GPU of a regular fabric, run by kinds of flows and links.
+"""An all-to-all over a regular fabric's GPUs, or a part of them, by kinds of flows and links.
 
 An all-to-all over 16,384 GPUs has 268 million connections between servers: too many to
 route one by one, let alone to give each a state. But on a fabric built of repeating
@@ -15,7 +15,9 @@ from it. One representative connection of each kind is routed; its links name th
 Two checks guard the premise: a second source of each colour (the last) and a second
 destination of each kind must cross the same kinds of links with the same counts, or the
 fabric is not regular enough and the caller is told why (a failed cable, say, makes the
-fabric irregular and more colours, not a wrong answer).
+fabric irregular and more colours, not a wrong answer). An all-to-all over a part of the
+GPUs sets them apart in the colours first: the kinds are then those the part sees (more of
+them where the part is aligned with nothing; exact against the pairs listed, in the tests).
 
 Adaptive routing runs here as its balanced limit, every flow spread evenly over its
 equal-cost links: what per-packet adaptive routing (InfiniBand's, Spectrum-X's) does to an
@@ -79,11 +81,13 @@ def lumped_all_to_all(
     draws: int = 1,
     capacity_Bps: np.ndarray | None = None,
     router: Router | None = None,
+    ranks: np.ndarray | None = None,
 ) -> LumpedAllToAll | str:
-    """The all-to-all over every GPU of `fabric`, `bytes_per_flow` per GPU pair on
-    different servers, as kinds of flows and links (each kind of flows as `draws` classes,
-    `DRAWS` where DCQCN's reaction point draws; links of `capacity_Bps` when given, else the
-    fabric's); or a sentence saying why the fabric or its routing does not allow it."""
+    """The all-to-all over the GPUs `ranks` of `fabric` (every GPU when None),
+    `bytes_per_flow` per pair on different servers, as kinds of flows and links (each kind
+    of flows as `draws` classes, `DRAWS` where DCQCN's reaction point draws; links of
+    `capacity_Bps` when given, else the fabric's); or a sentence saying why the fabric, the
+    ranks or the routing do not allow it."""
     policy = fabric.scenario.routing
     mode = policy.mode
     if mode not in LUMPED_MODES:
@@ -93,14 +97,16 @@ def lumped_all_to_all(
             f"routing.hash_scope {policy.hash_scope} hashes alike on many switches, so flows "
             "that collide once collide again (polarization): links of one kind load unevenly"
         )
-    if not np.all(fabric.gpu_line_rate > 0):
-        return "some GPUs have no NIC of their own"
-    colours = fabric_colours(fabric)
-    reps = _representatives(fabric, colours)
+    every = ranks is None or np.unique(ranks).size == fabric.n_gpus
+    ranks = np.arange(fabric.n_gpus) if ranks is None else np.unique(ranks)
+    if not np.all(fabric.gpu_line_rate[ranks] > 0):
+        return "some of its GPUs have no NIC of their own"
+    colours = fabric_colours(fabric, None if every else ranks)
+    reps = _representatives(fabric, colours, ranks)
     if isinstance(reps, str):
         return reps
     src, dst, weight, role = reps
-    pairs = _cross_server_pairs(fabric)
+    pairs = _cross_server_pairs(fabric, ranks)
     if sum(weight) != pairs:
         raise RuntimeError(f"the kinds count {sum(weight)} connections of {pairs}")
     spread = replace(policy, mode="spray", flows_per_connection=1)
@@ -130,7 +136,7 @@ def lumped_all_to_all(
     rep_link = used[np.unique(lumped.link_of, return_index=True)[1]]
     kind_links = tuple(np.flatnonzero(colours.link == k) for k in lumped.kind_of_link.tolist())
     notes = [
-        f"all-to-all over {fabric.n_gpus:,} GPUs ({pairs:,} connections between servers) run "
+        f"all-to-all over {ranks.size:,} GPUs ({pairs:,} connections between servers) run "
         f"as {lumped.network.classes.n_classes // draws} kinds of flows over "
         f"{lumped.network.links.n_links} kinds of links (the fabric's symmetry, "
         "engine.topology.symmetry)"
@@ -158,22 +164,25 @@ def lumped_all_to_all(
     return LumpedAllToAll(routed, conn_weight, lumped, rep_link, kind_links, pairs, notes)
 
 
-def _representatives(fabric: Fabric, colours: Colouring) -> tuple[list, list, list, list] | str:
-    """The connections to route: from the first GPU of each GPU colour, one to each kind of
-    its destinations, weighted by the connections of the whole they stand for; and, weighed
-    0, the checks (the kind's last destination, the colour's last source); with each its role
-    (colour, check, kind's size, second destination) for `_check_kinds`. Or why not."""
+def _representatives(
+    fabric: Fabric, colours: Colouring, ranks: np.ndarray
+) -> tuple[list, list, list, list] | str:
+    """The connections to route: from the first rank of each GPU colour, one to each kind
+    of its destinations among the ranks, weighted by the connections of the whole they stand
+    for; and, weighed 0, the checks (the kind's last destination, the colour's last source);
+    with each its role (colour, check, kind's size, second destination) for `_check_kinds`.
+    Or why not."""
     gpus = gpu_nodes(fabric)
-    source_colour = colours.node[gpus]
-    kinds = np.unique(source_colour)
+    colour_of_rank = colours.node[gpus[ranks]]
+    kinds = np.unique(colour_of_rank)
     if kinds.size > MAX_SOURCE_KINDS:
         return f"its GPUs fall into {kinds.size} kinds (over {MAX_SOURCE_KINDS}): it is not regular"
     src, dst, weight, role = [], [], [], []
     for kind in kinds.tolist():
-        members = np.flatnonzero(source_colour == kind)
+        members = ranks[colour_of_rank == kind]
         sources = [int(members[0])] + ([int(members[-1])] if members.size > 1 else [])
         for check, s in enumerate(sources):
-            d_first, d_last, count = _destinations(fabric, colours, gpus, s)
+            d_first, d_last, count = _destinations(fabric, colours, ranks, s)
             for d0, d1, n in zip(d_first, d_last, count, strict=True):
                 src.append(s)
                 dst.append(d0)
@@ -202,21 +211,22 @@ def _hashed_flows_per_link(lumped: Lumped, flows_per_connection: int) -> float:
 
 
 def _destinations(
-    fabric: Fabric, colours: Colouring, gpus: np.ndarray, s: int
+    fabric: Fabric, colours: Colouring, ranks: np.ndarray, s: int
 ) -> tuple[list[int], list[int], list[int]]:
-    """From GPU `s`: per kind of destination on another server (its colour as seen from
-    `s`), the first and the last GPU of the kind and how many there are."""
+    """From GPU `s`: per kind of destination among `ranks` on another server (its colour as
+    seen from `s`), the first and the last GPU of the kind and how many there are."""
+    gpus = gpu_nodes(fabric)
     seen = relative_colours(fabric, colours, int(gpus[s])).node[gpus]
-    other = np.flatnonzero(fabric.gpu_server != fabric.gpu_server[s])
+    other = ranks[fabric.gpu_server[ranks] != fabric.gpu_server[s]]
     _, first, count = np.unique(seen[other], return_index=True, return_counts=True)
     last = other.size - 1 - np.unique(seen[other][::-1], return_index=True)[1]
     return other[first].tolist(), other[last].tolist(), count.tolist()
 
 
-def _cross_server_pairs(fabric: Fabric) -> int:
-    """Ordered GPU pairs on different servers."""
-    per_server = np.diff(fabric.server_first_gpu).astype(np.int64)
-    return int(fabric.n_gpus**2 - np.sum(per_server**2))
+def _cross_server_pairs(fabric: Fabric, ranks: np.ndarray) -> int:
+    """Ordered pairs of `ranks` on different servers."""
+    per_server = np.bincount(fabric.gpu_server[ranks]).astype(np.int64)
+    return int(ranks.size**2 - np.sum(per_server**2))
 
 
 def _check_kinds(fabric: Fabric, routed: RoutedFlows, colours: Colouring, role: list[tuple]) -> str:

@@ -1,4 +1,4 @@
-"""An all-to-all stage over every GPU of a regular fabric, profiled by kinds of flows.
+"""An all-to-all stage too large to list, profiled by kinds of flows.
 
 Past `engine.collectives.schedules.MAX_ALL_AT_ONCE_PAIRS` connections an all-to-all cannot
 be routed pair by pair (16,384 GPUs make 268 million). Where the fabric is regular and
@@ -46,19 +46,17 @@ def lumped_profile(
     share: float,
     progress: Progress | None = None,
 ) -> StageProfile:
-    """The all-to-all of `ranks` (every GPU of the engine's fabric), `share` bytes per pair
-    per byte of message, on the engine's link capacities, by kinds; a `ScenarioError`
-    naming ``ranks`` when the ranks are not every GPU or the fabric or its routing does not
-    fall into kinds."""
+    """The all-to-all of `ranks` (GPU ids; every GPU when None), `share` bytes per pair per
+    byte of message, on the engine's link capacities, by kinds; a `ScenarioError` naming
+    ``ranks`` when the ranks, the fabric or its routing do not fall into kinds."""
     fabric, catalog, capacity = engine.fabric, engine.catalog, engine.capacity
-    n = fabric.n_gpus
-    ranks = np.zeros(0, dtype=np.int64) if ranks is None else ranks
+    ranks = np.arange(fabric.n_gpus) if ranks is None else np.asarray(ranks, dtype=np.int64)
     pairs = f"{ranks.size:,} ranks make {ranks.size * (ranks.size - 1):,} connections"
-    if ranks.size != n or not np.array_equal(np.sort(ranks), np.arange(n)):
-        raise _refuse(f"{pairs}, too many to route one by one; use fewer ranks or every GPU")
+    if np.unique(ranks).size != ranks.size:
+        raise _refuse(f"{pairs}, too many to route one by one, and some ranks repeat")
     config = scenario_transport_config(fabric.scenario, catalog)
     draws = DRAWS if config.mechanisms.dcqcn and not config.dcqcn.published_mean_field else 1
-    lumped = lumped_all_to_all(fabric, share, catalog, draws, capacity, engine.router)
+    lumped = lumped_all_to_all(fabric, share, catalog, draws, capacity, engine.router, ranks)
     if isinstance(lumped, str):
         raise _refuse(f"{pairs}, too many to route one by one, nor can they run by kinds: {lumped}")
     poll(progress, "all-to-all by kinds")
@@ -70,7 +68,7 @@ def lumped_profile(
     link_bytes = np.zeros(fabric.n_links)
     for j, members in enumerate(lumped.kind_links):
         link_bytes[members] = kind_bytes[j] / links.ports[j]
-    nvlink_s, nvlink_latency = _inside_servers(engine.router, capacity, share)
+    nvlink_s, nvlink_latency = _inside_servers(engine.router, capacity, share, ranks)
     counted = lumped.connection_weight[lumped.routed.connection] > 0
     transport = None
     if fabric.scenario.transport.model != "ideal":
@@ -90,19 +88,23 @@ def lumped_profile(
     )
 
 
-def _inside_servers(router: Router, capacity: np.ndarray, share: float) -> tuple[float, float]:
-    """Seconds per byte of message for the pairs inside a server (each GPU sends `share` to
-    every server-mate over its NVLink, and receives as much) and their path latency."""
+def _inside_servers(
+    router: Router, capacity: np.ndarray, share: float, ranks: np.ndarray
+) -> tuple[float, float]:
+    """Seconds per byte of message for the pairs of `ranks` inside a server (each sends
+    `share` to every server-mate among them over its NVLink, and receives as much) and
+    their path latency."""
     fabric = router.fabric
-    per_server = np.diff(fabric.server_first_gpu)
+    server = fabric.gpu_server[ranks]
+    per_server = np.bincount(server)
     mates = int(per_server.max()) - 1
     if mates <= 0:
         return 0.0, 0.0
-    up = capacity[fabric.gpu_nvlink_up]
-    down = capacity[fabric.gpu_nvlink_down]
+    up = capacity[fabric.gpu_nvlink_up[ranks]]
+    down = capacity[fabric.gpu_nvlink_down[ranks]]
     seconds = mates * share / float(min(up.min(), down.min()))
-    a = int(fabric.server_first_gpu[int(np.argmax(per_server))])
-    routed = router.route(np.array([a]), np.array([a + 1]), fabric.scenario.routing)
+    a, b = ranks[server == int(np.argmax(per_server))][:2]
+    routed = router.route(np.array([a]), np.array([b]), fabric.scenario.routing)
     return seconds, float(routed.latency[0])
 
 

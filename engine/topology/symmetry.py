@@ -51,17 +51,26 @@ def _text_code(names: list[str]) -> np.ndarray:
     return np.unique(np.asarray(names, dtype=object).astype(str), return_inverse=True)[1]
 
 
-def initial_colours(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+def initial_colours(
+    fabric: Fabric, members: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(node colours, link colours) before refinement: a node by its kind and catalog model
-    (a GPU also by its network line rate), a link by its capacity, latency and cable
-    (bundle length and cable model; NVLink apart; in a hybrid fabric, its segment)."""
+    (a GPU also by its network line rate, and, with `members` (GPU ids), by whether it is
+    one of them), a link by its capacity, latency and cable (bundle length and cable model;
+    NVLink apart; in a hybrid fabric, its segment)."""
     groups = fabric.scenario.groups
     model = _text_code([g.model for g in groups])[fabric.node_group.astype(np.int64)]
     rate = np.zeros(fabric.node_kind.shape[0])
     gpu_nodes = _gpu_nodes(fabric)
     rate[gpu_nodes] = fabric.gpu_line_rate
+    member = np.zeros(fabric.node_kind.shape[0], dtype=np.int64)
+    if members is not None:
+        member[gpu_nodes[np.asarray(members, dtype=np.int64)]] = 1
     node = combine(
-        fabric.node_kind.astype(np.int64), model, np.ascontiguousarray(rate).view(np.int64)
+        fabric.node_kind.astype(np.int64),
+        model,
+        np.ascontiguousarray(rate).view(np.int64),
+        member,
     )
     bundles = fabric.scenario.bundles
     b = fabric.link_bundle.astype(np.int64)
@@ -113,9 +122,10 @@ def refine(
     return Colouring(node=colour, link=link_colour)
 
 
-def fabric_colours(fabric: Fabric) -> Colouring:
-    """The fabric's stable colours (see the module docstring)."""
-    node, link = initial_colours(fabric)
+def fabric_colours(fabric: Fabric, members: np.ndarray | None = None) -> Colouring:
+    """The fabric's stable colours (see the module docstring); with `members` (GPU ids),
+    those GPUs set apart from the others first (what stands alike as seen by them)."""
+    node, link = initial_colours(fabric, members)
     return refine(fabric, node, link)
 
 

@@ -13,7 +13,6 @@ from engine.analysis.results import TransportWorkload
 from engine.analysis.transport_study import transport_study
 from engine.catalog.devices import default_catalog
 from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
-from engine.model.errors import ScenarioError
 from engine.model.scenario import Failures, LinkFailure
 from engine.routing.router import Router
 from engine.topology import generators as gen
@@ -162,10 +161,39 @@ def test_the_16k_all_to_all_through_the_study(catalog):
     assert "(1 of 16,384 links alike)" in study.hottest[0].link
 
 
-def test_a_part_of_a_large_fabric_is_refused_naming_ranks(catalog):
-    with pytest.raises(ScenarioError) as err:
-        transport_study(
-            load_preset("h100-ib-ndr-16k"), TransportWorkload(kind="all-to-all", ranks=256), catalog
-        )
-    problem = err.value.problems[0]
-    assert problem.field == "ranks" and "all of them on a regular fabric" in problem.message
+def test_a_part_of_a_large_fabric_runs_by_its_own_kinds(catalog):
+    """The first 1,024 GPUs of the 16k preset (a million pairs): their kinds, as seen by
+    them, with the rest of the fabric around them."""
+    study = transport_study(
+        load_preset("h100-ib-ndr-16k"),
+        TransportWorkload(kind="all-to-all", ranks=1024, bytes_per_flow=65536.0),
+        catalog,
+    )
+    assert study.flows == 1024**2 - 128 * 64 and study.finished
+    assert any("all-to-all over 1,024 GPUs" in note for note in study.notes)
+
+
+@pytest.mark.parametrize(
+    "ranks",
+    [np.arange(40), np.arange(3, 61, 2), np.array([0, 1, 2, 9, 17, 18, 33, 40, 41, 42, 50, 63])],
+    ids=["first-40", "every-other", "scattered"],
+)
+def test_a_part_by_kinds_is_the_part_pair_by_pair(catalog, ranks):
+    """Parts of the 64-GPU leaf-spine at 4:1 on InfiniBand, aligned with nothing: the
+    colours set the part's GPUs apart, more kinds come out, and the run by kinds is the run
+    pair by pair (to 1e-9)."""
+    scenario, fabric = tapered(catalog, 64, "ib")
+    lumped = lumped_all_to_all(fabric, 1e6, catalog, ranks=ranks)
+    assert not isinstance(lumped, str), lumped
+    src, dst = np.repeat(ranks, ranks.size), np.tile(ranks, ranks.size)
+    cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
+    routed = Router(fabric).route(
+        src[cross], dst[cross], scenario.routing, connection_bytes=np.full(cross.sum(), 1e6)
+    )
+    bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
+    whole = scenario_network(fabric, bundled.routed, catalog, ports=bundled.ports)
+    config = scenario_transport_config(scenario, catalog)
+    a, b = simulate(lumped.lumped.network, config), simulate(whole, config)
+    assert lumped.pairs == int(cross.sum())
+    np.testing.assert_allclose(a.finish_s.max(), b.finish_s.max(), rtol=1e-9)
+    np.testing.assert_allclose(mean_finish(a), mean_finish(b), rtol=1e-9)
