@@ -40,7 +40,7 @@ from engine.analysis.transport_demand import (
 )
 from engine.analysis.transport_demand import demand as build_demand
 from engine.catalog.devices import Catalog
-from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
+from engine.collectives.lumped_all_to_all import draws_per_kind, lumped_all_to_all
 from engine.collectives.placement import placement
 from engine.flows.utilization import summary_stats
 from engine.model.catalogs import scenario_catalog
@@ -155,8 +155,7 @@ def _lumped_study(
     """An all-to-all run by kinds of flows and links (`engine.collectives.lumped_all_to_all`),
     when it has too many connections to route."""
     checkpoint(clock[1], 0.1, "kinds of flows")
-    config = scenario_transport_config(scenario, catalog)
-    draws = DRAWS if config.mechanisms.dcqcn and not config.dcqcn.published_mean_field else 1
+    draws = draws_per_kind(scenario_transport_config(scenario, catalog))
     ranks = placement(fabric, workload.ranks)
     lumped = lumped_all_to_all(fabric, workload.bytes_per_flow, catalog, draws, ranks=ranks)
     if isinstance(lumped, str):

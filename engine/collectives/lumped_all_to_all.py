@@ -41,6 +41,7 @@ from engine.topology.expand import Fabric
 from engine.topology.symmetry import Colouring, fabric_colours, gpu_nodes, relative_colours
 from engine.transport.from_scenario import scenario_network
 from engine.transport.lumping import Lumped, lump
+from engine.transport.params import TransportConfig
 from engine.transport.spray import bundle_sprayed
 
 MAX_SOURCE_KINDS = 32  # GPU colours: beyond this the fabric is not regular enough to gain
@@ -162,6 +163,12 @@ def lumped_all_to_all(
             "switch hashes with its own seed (routing.hash_scope switch), so no polarization"
         )
     return LumpedAllToAll(routed, conn_weight, lumped, rep_link, kind_links, pairs, notes)
+
+
+def draws_per_kind(config: TransportConfig) -> int:
+    """Classes per kind of flows a run under `config` needs: `DRAWS` where DCQCN's reaction
+    point draws each class's cuts, else one (a kind's classes would move alike)."""
+    return DRAWS if config.reaction_point else 1
 
 
 def _representatives(

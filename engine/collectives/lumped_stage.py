@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.catalog.devices import Catalog
-from engine.collectives.lumped_all_to_all import DRAWS, lumped_all_to_all
+from engine.collectives.lumped_all_to_all import draws_per_kind, lumped_all_to_all
 from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile
 from engine.collectives.stage_transport import REFERENCE_BYTES, network_verdict
@@ -54,8 +54,7 @@ def lumped_profile(
     pairs = f"{ranks.size:,} ranks make {ranks.size * (ranks.size - 1):,} connections"
     if np.unique(ranks).size != ranks.size:
         raise _refuse(f"{pairs}, too many to route one by one, and some ranks repeat")
-    config = scenario_transport_config(fabric.scenario, catalog)
-    draws = DRAWS if config.mechanisms.dcqcn and not config.dcqcn.published_mean_field else 1
+    draws = draws_per_kind(scenario_transport_config(fabric.scenario, catalog))
     lumped = lumped_all_to_all(fabric, share, catalog, draws, capacity, engine.router, ranks)
     if isinstance(lumped, str):
         raise _refuse(f"{pairs}, too many to route one by one, nor can they run by kinds: {lumped}")

@@ -286,6 +286,20 @@ def _all_to_all(op: str, algo: str, lay: RankLayout) -> list[Stage]:
     return stages
 
 
+def refuse_merging_lumped(per_group: list[list[Stage]]) -> None:
+    """Refuse concurrent groups whose all-to-alls are each too large to list: a stage by
+    kinds of flows runs one all-to-all, not several side by side."""
+    if len(per_group) > 1 and any(stage.lumped for stages in per_group for stage in stages):
+        raise ScenarioError(
+            Problem(
+                "workload",
+                "concurrent all-to-all groups each too large to list pair by pair are not "
+                "modelled; give fewer ranks per group, or one group of all of them",
+                "ranks",
+            )
+        )
+
+
 def build_schedule(
     op: str, algo: str, lay: RankLayout, nic_s_per_byte: float = 0.0, nvlink_s_per_byte: float = 0.0
 ) -> list[Stage]:

@@ -73,8 +73,7 @@ def estimate_config(config: TransportConfig) -> TransportConfig:
 def estimate_step_s(config: TransportConfig) -> float:
     """The step an estimate runs at: `STEP_S`, or the configuration's own where DCQCN's
     reaction point runs (see `STEP_S`)."""
-    per_cut = config.mechanisms.dcqcn and not config.dcqcn.published_mean_field
-    return config.dt_s if per_cut else STEP_S
+    return config.dt_s if config.reaction_point else STEP_S
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,9 @@ per size, as NCCL's tuner does, among the algorithms NCCL would consider (NVLS a
 where the GPUs have NVLink SharP, CollNet only when `fabric.collnet` enables it).
 
 The bandwidth time of a stage's network flows comes from the transport mechanisms
-(`engine.collectives.stage_transport`: credits, PFC, ECN, DCQCN, IB CC on the stage's
-queues), never below the ideal max-min time. Technology effects (engine.collectives.technology):
-header efficiency (in the link capacities), NVLink protocol efficiency, and packet loss with its recovery (link-level
-retransmission, go-back-N, selective repeat) as retransmitted bytes and an expected recovery
-delay per step. The result type lives in `engine.collectives.result`, rank placement in
+(`engine.collectives.stage_transport`), never below the ideal max-min time. Technology
+effects (engine.collectives.technology): header efficiency (in the link capacities), NVLink
+protocol efficiency, packet loss with its recovery as resent bytes and a delay per step. The result type lives in `engine.collectives.result`, rank placement in
 `engine.collectives.placement`.
 """
 
@@ -41,6 +39,7 @@ from engine.collectives.schedules import (
     build_schedule,
     bus_factor,
     layout,
+    refuse_merging_lumped,
 )
 from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
@@ -161,7 +160,7 @@ class CollectiveEngine:
         `progress` may stop the run between routing and the rate computation.
         """
         if stage.lumped:  # every pair of every GPU at once, by kinds of flows (lumped_stage)
-            key = f"lumped|{stage.share[0]!r}"
+            key = f"lumped|{stage.share[0]!r}|" + ("" if ranks is None else array_digest(ranks))
             if key not in self._profiles:
                 self._profiles[key] = lumped_profile(self, ranks, float(stage.share[0]), progress)
             return self._profiles[key]
@@ -321,6 +320,7 @@ class CollectiveEngine:
             )
         if len(per_group) == 1:
             return per_group[0]
+        refuse_merging_lumped(per_group)
         if len({len(p) for p in per_group}) != 1:
             raise ScenarioError(
                 Problem(

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's finaliser constants
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MIX1 = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's constants (also read by numba kernels)
+MIX2 = np.uint64(0x94D049BB133111EB)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, element-wise on uint64 (wrapping arithmetic)."""
     x = np.asarray(x).astype(np.uint64)
     with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
+        x = (x ^ (x >> np.uint64(30))) * MIX1
+        x = (x ^ (x >> np.uint64(27))) * MIX2
         return x ^ (x >> np.uint64(31))
 
 
@@ -30,7 +30,7 @@ def combine(*columns: np.ndarray) -> np.ndarray:
     out = np.zeros(np.asarray(columns[0]).shape[0], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for col in columns:
-            out = mix(out * _GOLDEN + np.asarray(col).astype(np.uint64))
+            out = mix(out * GOLDEN + np.asarray(col).astype(np.uint64))
     return out
 
 

@@ -61,11 +61,11 @@ def initial_colours(
     groups = fabric.scenario.groups
     model = _text_code([g.model for g in groups])[fabric.node_group.astype(np.int64)]
     rate = np.zeros(fabric.node_kind.shape[0])
-    gpu_nodes = _gpu_nodes(fabric)
-    rate[gpu_nodes] = fabric.gpu_line_rate
+    gpus = gpu_nodes(fabric)
+    rate[gpus] = fabric.gpu_line_rate
     member = np.zeros(fabric.node_kind.shape[0], dtype=np.int64)
     if members is not None:
-        member[gpu_nodes[np.asarray(members, dtype=np.int64)]] = 1
+        member[gpus[np.asarray(members, dtype=np.int64)]] = 1
     node = combine(
         fabric.node_kind.astype(np.int64),
         model,
@@ -89,11 +89,6 @@ def initial_colours(
         ethernet[on_b],
     )
     return dense(node), dense(link)
-
-
-def _gpu_nodes(fabric: Fabric) -> np.ndarray:
-    """The node index of every GPU, in GPU order."""
-    return fabric.link_src[fabric.gpu_nvlink_up]
 
 
 def refine(
@@ -137,4 +132,4 @@ def relative_colours(fabric: Fabric, stable: Colouring, node: int) -> Colouring:
 
 def gpu_nodes(fabric: Fabric) -> np.ndarray:
     """The node index of every GPU, in GPU order (for the colours of GPUs)."""
-    return _gpu_nodes(fabric)
+    return fabric.link_src[fabric.gpu_nvlink_up]

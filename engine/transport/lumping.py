@@ -70,10 +70,11 @@ def lump(
     the whole's it stands for per flow of the network (a class of m flows named by n
     flows: each of the n stands for m / n of them, times its weight); each kind of classes
     runs as `draws` classes of equal share (see the module docstring; `class_of` then names
-    the first). Raises ValueError when two
-    links of one kind differ in a per-port figure (then they are not alike) or the network
-    has pipeline gates.
+    the first). Raises ValueError when two links of one kind differ in a per-port figure
+    (then they are not alike), when the network has pipeline gates, or `draws` is under 1.
     """
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, not {draws}")
     if network.gates is not None:
         raise ValueError("a network with pipeline gates cannot be lumped")
     links = network.links
@@ -108,8 +109,6 @@ def lump(
         ports=total.astype(np.int64),
         flow_ports=own_ports[first].astype(np.int64),
     )
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, not {draws}")
     classes, class_of, flow_of = _lumped_classes(network, link_of, flow_weight)
     if draws > 1:
         classes = _drawn_apart(classes, draws)

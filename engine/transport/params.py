@@ -154,3 +154,9 @@ class TransportConfig:
     sample_interval_s: float = 1e-6
     settle: SettleParams = field(default_factory=SettleParams)
     max_steps: int = 20_000_000
+
+    @property
+    def reaction_point(self) -> bool:
+        """Whether DCQCN runs as the NIC's reaction point per class (which draws each
+        class's cuts, `engine.transport.reaction`), not as the published mean field."""
+        return bool(self.mechanisms.dcqcn) and not self.dcqcn.published_mean_field

@@ -37,6 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
+from engine.runtime.colour_hash import GOLDEN, MIX1, MIX2
 from engine.transport.structures import DcqcnKnobs
 
 # Rows of a class's reaction-point state (`ClassState.rp`, one column per class): clocks,
@@ -57,9 +58,6 @@ from engine.transport.structures import DcqcnKnobs
     NEED,
 ) = range(12)
 RP_ROWS = 12
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's constants
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 P_CEIL = 1e-12  # as in `engine.transport.control`: log(1 - p) stays finite
 MAX_EVENTS = 64  # events one class may take in one step (a bound, never reached)
 
@@ -87,9 +85,9 @@ def marks_needed(identity: float, cuts: float) -> float:
     Drawn from a hash of the class's identity and cut count (splitmix64), so a run is
     reproducible, the plain-Python twin draws alike, and classes that see the same marks
     still cut apart, as flows do per packet."""
-    z = np.uint64(identity) * _GOLDEN + np.uint64(cuts) * _MIX1 + np.uint64(1)
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = np.uint64(identity) * GOLDEN + np.uint64(cuts) * MIX1 + np.uint64(1)
+    z = (z ^ (z >> np.uint64(30))) * MIX1
+    z = (z ^ (z >> np.uint64(27))) * MIX2
     z = z ^ (z >> np.uint64(31))
     u = (float(z >> np.uint64(11)) + 0.5) * 2.0**-53  # in (0, 1)
     return -math.log(u)
