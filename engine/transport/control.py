@@ -34,7 +34,7 @@ from engine.transport.structures import DcqcnKnobs, IbccKnobs
 P_CEIL = 1e-12
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def red_probability(queue: float, kmin: float, kmax: float, pmax: float) -> float:
     """ECN marking probability of a packet leaving a queue of `queue` bytes."""
     if pmax <= 0.0 or queue <= kmin:
@@ -45,7 +45,7 @@ def red_probability(queue: float, kmin: float, kmax: float, pmax: float) -> floa
     return pmax * min((queue - kmin) / (kmax - kmin), 1.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _events_without_mark(rate_pkts: float, span: float, log_keep: float, p: float) -> float:
     """Rate (1/s) of counter events, one per `span` packets (span = T x rate for the timer),
     in the fluid model: p R / ((1-p)^(-span) - 1), whose limit without marks is R / span."""
@@ -57,7 +57,7 @@ def _events_without_mark(rate_pkts: float, span: float, log_keep: float, p: floa
     return p * rate_pkts / math.expm1(x)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _clamp_share(cuts: float, byte_events: float, timer_events: float, k: DcqcnKnobs) -> float:
     """The share of cuts that also set R_T = R_C: all of them in the published model;
     otherwise those with an increase event since the cut before (stationary odds of the
@@ -70,7 +70,7 @@ def _clamp_share(cuts: float, byte_events: float, timer_events: float, k: DcqcnK
     return raises / (raises + cuts)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def dcqcn_derivatives(
     rc: float, rt: float, alpha: float, p: float, rate_seen: float, k: DcqcnKnobs, pkt: float
 ) -> tuple[float, float, float]:
@@ -113,7 +113,7 @@ def dcqcn_derivatives(
     return d_rc, d_rt, d_alpha
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def dcqcn_step(
     rc: float,
     rt: float,
@@ -135,7 +135,7 @@ def dcqcn_step(
     return rc, rt, alpha
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ibcc_rate(ccti: float, line_rate: float, k: IbccKnobs) -> float:
     """The injection rate of one flow at CCT index `ccti`: line x t_pkt / (t_pkt + gap)."""
     i = math.floor(ccti)
@@ -144,7 +144,7 @@ def ibcc_rate(ccti: float, line_rate: float, k: IbccKnobs) -> float:
     return line_rate / (1.0 + gap_in_packets)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ibcc_step(
     ccti: float, becn: float, rate_seen: float, k: IbccKnobs, pkt: float, dt: float
 ) -> float:

@@ -78,7 +78,7 @@ def new_reaction_state(identities: np.ndarray | int) -> np.ndarray:
     return rp
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def marks_needed(identity: float, cuts: float) -> float:
     """The marked packets (in expectation) the next cut of a class waits for after its dead
     time: the first marked packet of a Poisson stream comes after an Exp(1) amount of it.
