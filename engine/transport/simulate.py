@@ -30,6 +30,7 @@ from engine.transport.live import Unfolding, cut_window, live_part, shrink
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
+from engine.transport.series import merge_pairs, over_budget
 from engine.transport.settle import Window, at_rest, comparable_windows, pace_settled, settled
 from engine.transport.step import run_window
 from engine.transport.structures import SampleAcc, State, Stats, Tables
@@ -150,6 +151,7 @@ def simulate(
         n = window
         if horizon_s is not None:
             n = max(1, min(n, math.ceil((horizon_s - now) / dt - 1e-9)))
+        sample_every = _bound_series(run, whole, sample_every, n)
         current = _run_window(run, runner, n, sample_every)
         if run.unfold is not None:
             run.unfold.add_totals(run.totals)
@@ -217,6 +219,24 @@ def _go_live(
     run.totals = new_stats(small.links.n_links, small.classes.n_classes)
     run.rows = []
     return small
+
+
+def _bound_series(run: _Run, whole: TransportNetwork, sample_every: int, n_steps: int) -> int:
+    """The sample spacing (in steps) for the next `n_steps`: while the rows held and those
+    the window will write would pass the series budget of a network of `whole`'s size,
+    the rows held are merged in pairs and the spacing doubles (`engine.transport.series`)."""
+    n_classes, n_links = whole.classes.n_classes, whole.links.n_links
+    while True:
+        held = len(run.rows) + (len(run.unfold.rows) if run.unfold is not None else 0)
+        coming = n_steps // sample_every + 2
+        if not over_budget(held + coming, n_classes, n_links) or (held <= 1 and coming <= 2):
+            return sample_every
+        since = 0.0
+        if run.unfold is not None and run.unfold.rows:
+            since = run.unfold.rows[-1][0]
+            run.unfold.rows = merge_pairs(run.unfold.rows, 0.0)
+        run.rows = merge_pairs(run.rows, since)
+        sample_every *= 2
 
 
 def _run_window(run: _Run, runner, n: int, sample_every: int) -> Window | None:
