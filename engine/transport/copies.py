@@ -85,7 +85,7 @@ def _kernel_rows(
     return out
 
 
-def _parts(
+def parts(
     ptr: np.ndarray, path: np.ndarray, n_links: int, gates: GateTable
 ) -> tuple[np.ndarray, np.ndarray]:
     """The parts (their labels) and each link's part: links joined by a class crossing
@@ -106,7 +106,7 @@ def ranks_in_parts(tables: Tables) -> np.ndarray:
     n_classes = ptr.size - 1
     if n_classes == 0:
         return np.zeros(0, dtype=np.int64)
-    _, part_of_link = _parts(ptr, path, tables.links.capacity.shape[0], tables.gates)
+    _, part_of_link = parts(ptr, path, tables.links.capacity.shape[0], tables.gates)
     part_of_class = part_of_link[path[ptr[:-1]]]
     order = np.argsort(part_of_class, kind="stable")
     counts = np.bincount(part_of_class)
@@ -124,8 +124,8 @@ def find_copies(network: TransportNetwork, tables: Tables) -> Copies | None:
     n_classes, n_links = cl.n_classes, network.links.n_links
     gates = tables.gates
     held = np.repeat(np.arange(n_classes), np.diff(gates.ptr))
-    parts, part_of_link = _parts(ptr, path, n_links, gates)
-    n_parts = parts.size
+    labels, part_of_link = parts(ptr, path, n_links, gates)
+    n_parts = labels.size
     if n_parts < 2:
         return None
     part_of_class = part_of_link[path[ptr[:-1]]]

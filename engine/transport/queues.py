@@ -34,6 +34,30 @@ from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC, State, Stat
 CRUMB_BYTES = 1e-6
 
 
+# An index no larger than this is not negative: with a block's first index masked by it,
+# numba's check for negative indices (one per array access) drops out of its loops.
+_NON_NEGATIVE = np.int64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_range(begin: int, end: int) -> tuple[int, int]:
+    """A block's range as its first index and its length: a loop counts from 0 and adds
+    the first index, masked to show it is not negative (`_NON_NEGATIVE`), so the indices
+    are known not to be; counted from a first index that might be, every array access
+    would check (a third of a small network's step)."""
+    first = begin & _NON_NEGATIVE
+    return first, end - first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def zero(values: np.ndarray, begin: int, end: int) -> None:
+    """Zero `values[begin:end]` of a block (a loop the compiler makes one memset; a slice
+    costs a view's set-up each time, which a small network's step notices)."""
+    first, count = block_range(begin, end)
+    for at in range(count):
+        values[first + at] = 0.0
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _goodput(out: float, loss_p: float, gbn: float) -> float:
     """Of `out` bytes of a class reaching its receiver, those it keeps (the rest are sent
@@ -50,15 +74,20 @@ def _goodput(out: float, loss_p: float, gbn: float) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def allowed_rates(tables: Tables, state: State, allowed: np.ndarray, paused: np.ndarray) -> None:
-    """Step 1: the rate each link may send, and whether a pause holds it."""
+def allowed_rates(
+    tables: Tables, state: State, allowed: np.ndarray, paused: np.ndarray, r: tuple
+) -> None:
+    """Step 1: the rate each link of block `r` may send, and whether a pause holds it.
+    (`r`: the block's class, entry, link and group ranges, `engine.transport.step`.)"""
     capacity, control = tables.links.capacity, tables.links.control
     react, buffer, rtt = tables.links.react_steps, tables.links.buffer, tables.links.credit_rtt
     occupancy, backlog, ring = state.links.occupancy, state.links.backlog, state.links.pfc_ring
     n = state.clock.step[0]
     dt = tables.knobs.dt
     width = ring.shape[0]
-    for li in range(capacity.shape[0]):
+    begin, count = block_range(r[4], r[5])
+    for at in range(count):
+        li = begin + at
         rate = capacity[li]
         held = False
         if control[li] == CONTROL_PFC:
@@ -78,7 +107,7 @@ def allowed_rates(tables: Tables, state: State, allowed: np.ndarray, paused: np.
 
 
 @njit(cache=True, nogil=True, inline="always")
-def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
+def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple) -> None:
     """Step 2: switch egress queues serve their classes (fluid FIFO)."""
     (
         queue_total,
@@ -107,11 +136,13 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
     gbn, mult = tables.classes.gbn_packets, tables.classes.multiplicity
     dt = tables.knobs.dt
     now = state.clock.time[0]
-    queue_total[:] = 0.0
-    claim_total[:] = 0.0
-    normal_total[:] = 0.0
-    served[:] = 0.0
-    for e in range(link.shape[0]):
+    zero(queue_total, r[4], r[5])
+    zero(claim_total, r[4], r[5])
+    zero(normal_total, r[4], r[5])
+    zero(served, r[4], r[5])
+    begin, count = block_range(r[2], r[3])
+    for at in range(count):
+        e = begin + at
         if prev[e] < 0:
             continue
         li = link[e]
@@ -122,7 +153,9 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
             claim_total[li] += q if left <= dt else q * dt / left
         else:
             normal_total[li] += q
-    for e in range(link.shape[0]):
+    begin, count = block_range(r[2], r[3])
+    for at in range(count):
+        e = begin + at
         q = queue[e]
         if prev[e] < 0 or q <= 0.0:
             continue
@@ -154,7 +187,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple) ->
 
 
 @njit(cache=True, nogil=True, inline="always")
-def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
+def class_offers(tables: Tables, state: State, offer: np.ndarray, r: tuple) -> None:
     """Bytes each class would send this step: its flows times their rate (line rate, or
     less under DCQCN or IB CC), at most what it has left and what its pipeline gates
     allow; nothing before its start or after its finish."""
@@ -166,7 +199,9 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
     k = tables.knobs
     ib = tables.ibcc
     now = state.clock.time[0]
-    for c in range(mult.shape[0]):
+    begin, count = block_range(r[0], r[1])
+    for at in range(count):
+        c = begin + at
         if finish[c] < math.inf or remaining[c] <= 0.0 or start[c] > now:
             offer[c] = 0.0
             continue
@@ -190,7 +225,7 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
+def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple) -> None:
     """Step 3: every NIC link shares what it may send among its classes' offers."""
     served, arrivals, inflow, egress_in, sent, offer, satisfied, got, got_acc, sent_sum = s
     gptr, glink, gcls = tables.inject.ptr, tables.inject.link, tables.inject.cls
@@ -200,8 +235,10 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
     loss_p = state.classes.loss_p
     gbn = tables.classes.gbn_packets
     dt = tables.knobs.dt
-    class_offers(tables, state, offer)
-    for g in range(glink.shape[0]):
+    class_offers(tables, state, offer, r)
+    begin, count = block_range(r[6], r[7])
+    for at in range(count):
+        g = begin + at
         li = glink[g]
         budget = allowed[li] * dt
         total = 0.0
@@ -258,7 +295,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
+def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> None:
     """Step 4: arrivals join their queues; what overflows is dropped and returned to its
     sender. A lossless fabric (credits, PFC) accounts each ingress port against its
     buffer share, so overflow happens only when PFC's headroom is too small; a lossy one
@@ -280,7 +317,9 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
     occupancy, backlog = state.links.occupancy, state.links.backlog
     dropped, dropped_class = stats.dropped, stats.dropped_class
     lossy = tables.knobs.lossy
-    for k in range(buffer.shape[0]):
+    begin, count = block_range(r[4], r[5])
+    for at in range(count):
+        k = begin + at
         share = 0.0
         if lossy:
             total = queue_total[k] - served[k] + egress_in[k]
@@ -293,8 +332,10 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
         drop_share[k] = share
         occupancy[k] = held[k]
         backlog[k] = held[k]
-    loss_p[:] = 0.0
-    for e in range(prev.shape[0]):
+    zero(loss_p, r[0], r[1])
+    begin, count = block_range(r[2], r[3])
+    for at in range(count):
+        e = begin + at
         k = prev[e]
         a = arrivals[e]
         if k < 0 or a <= 0.0:
@@ -313,7 +354,7 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def track_tails(tables: Tables, state: State, queue_total: np.ndarray) -> None:
+def track_tails(tables: Tables, state: State, queue_total: np.ndarray, r: tuple) -> None:
     """Give the first non-empty hop of a class with nothing left to send its FIFO drain
     deadline (now plus the time to serve the queue it waits in); a class sending again
     (after a drop) loses its deadlines."""
@@ -321,7 +362,9 @@ def track_tails(tables: Tables, state: State, queue_total: np.ndarray) -> None:
     queue, deadline = state.classes.queue, state.classes.deadline
     finish, remaining = state.classes.finish, state.classes.remaining
     end = state.clock.time[0] + tables.knobs.dt
-    for c in range(finish.shape[0]):
+    begin, count = block_range(r[0], r[1])
+    for at in range(count):
+        c = begin + at
         if finish[c] < math.inf or remaining[c] > 0.0:
             continue
         for e in range(cptr[c] + 1, cptr[c + 1]):

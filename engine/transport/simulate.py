@@ -24,6 +24,7 @@ import numpy as np
 from engine.flows.arrivals import finish_with_starts
 from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
+from engine.transport.blocks import arrange
 from engine.transport.copies import Copies, find_copies
 from engine.transport.gates import Gates, time_to_bind
 from engine.transport.live import Unfolding, cut_window, live_part, shrink
@@ -108,6 +109,17 @@ def simulate(
     if copies is not None:
         network = copies.network
         tables, derived = build_tables(network, config)
+    arranged = arrange(network, tables.gates)
+    if arranged is not None:
+        # each part's classes and links together, for the kernel's blocks; the result
+        # goes back to the network's order as a copy's does
+        network, class_pos, link_pos = arranged
+        tables, derived = build_tables(network, config)
+        copies = Copies(
+            network,
+            class_pos if copies is None else class_pos[copies.class_of],
+            link_pos if copies is None else link_pos[copies.link_of],
+        )
     n_links, n_classes = tables.links.capacity.shape[0], tables.classes.size.shape[0]
     run = _Run(
         tables,

@@ -30,7 +30,15 @@ import numpy as np
 from numba import njit
 
 from engine.transport.control import dcqcn_step, ibcc_step, red_probability
-from engine.transport.queues import allowed_rates, arrive, inject, serve_queues, track_tails
+from engine.transport.queues import (
+    allowed_rates,
+    arrive,
+    block_range,
+    inject,
+    serve_queues,
+    track_tails,
+    zero,
+)
 from engine.transport.reaction import react_per_cut
 from engine.transport.structures import (
     CONTROL_PFC,
@@ -46,13 +54,15 @@ ROOT_SHARE = 1.0 - 1e-9
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pause(tables: Tables, state: State, stats: Stats) -> None:
+def _pause(tables: Tables, state: State, stats: Stats, r: tuple) -> None:
     """Step 5: XOFF at or above the threshold, XON at or below the resume level."""
     control, xoff_at, xon_at = tables.links.control, tables.links.xoff, tables.links.xon
     occupancy, xoff, ring = state.links.occupancy, state.links.xoff, state.links.pfc_ring
     events = stats.xoff_events
     slot = state.clock.step[0] % ring.shape[0]
-    for k in range(control.shape[0]):
+    begin, count = block_range(r[4], r[5])
+    for at in range(count):
+        k = begin + at
         if control[k] != CONTROL_PFC:
             continue
         if not xoff[k] and occupancy[k] >= xoff_at[k]:
@@ -64,7 +74,7 @@ def _pause(tables: Tables, state: State, stats: Stats) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _mark(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
+def _mark(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> None:
     """Step 6: standing queues set marks; the window statistics of every link."""
     allowed, paused, queue_total, served, acc_paused = s
     lk = tables.links
@@ -74,7 +84,9 @@ def _mark(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
     queue_time, marked, served_sum = stats.queue_time, stats.marked, stats.served
     paused_time, max_queue, max_occupancy = stats.paused_time, stats.max_queue, stats.max_occupancy
     dt = tables.knobs.dt
-    for li in range(capacity.shape[0]):
+    begin, count = block_range(r[4], r[5])
+    for at in range(count):
+        li = begin + at
         standing = max(queue_total[li] - served[li], 0.0)
         standing_q[li] = standing
         p = red_probability(standing, kmin[li], kmax[li], pmax[li])
@@ -93,7 +105,7 @@ def _mark(tables: Tables, state: State, stats: Stats, s: tuple) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
+def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
     """Step 7: feedback histories, then each sending class's rate control moves one step
     (neither without DCQCN and IB CC: nothing else reads the histories)."""
     cptr, mult, start = tables.classes.ptr, tables.classes.multiplicity, tables.classes.start
@@ -115,7 +127,9 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
     cc_dt = k.cc_every * k.dt
     per_cut = k.dcqcn_on and dq.per_cut > 0.0
     on_cc_step = n % k.cc_every == 0
-    for c in range(finish.shape[0]):
+    begin, count = block_range(r[0], r[1])
+    for at in range(count):
+        c = begin + at
         if finish[c] < math.inf:
             continue
         keep = 1.0
@@ -157,14 +171,16 @@ def _react(tables: Tables, state: State, sent: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _finish(tables: Tables, state: State) -> int:
+def _finish(tables: Tables, state: State, r: tuple) -> int:
     """Step 8: classes with every byte delivered finish at the end of the step."""
     cptr, start = tables.classes.ptr, tables.classes.start
     queue, finish, remaining = state.classes.queue, state.classes.finish, state.classes.remaining
     now = state.clock.time[0]
     end = now + tables.knobs.dt
     done = 0
-    for c in range(finish.shape[0]):
+    begin, count = block_range(r[0], r[1])
+    for at in range(count):
+        c = begin + at
         if finish[c] < math.inf or remaining[c] > 0.0 or start[c] > now:
             continue
         empty = True
@@ -179,8 +195,11 @@ def _finish(tables: Tables, state: State) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _step(tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: tuple) -> int:
-    """Advance the state by one step of `dt`; return the number of classes that finished."""
+def _step(
+    tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: tuple, r: tuple
+) -> int:
+    """Advance block `r` (its class, entry, link and group ranges) by one step of `dt`;
+    return the number of its classes that finished."""
     (
         allowed,
         paused,
@@ -196,13 +215,15 @@ def _step(tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: t
         sent,
         offer,
         satisfied,
+        _,
+        _,
     ) = scratch
-    arrivals[:] = 0.0
-    inflow[:] = 0.0
-    held[:] = 0.0
-    egress_in[:] = 0.0
-    sent[:] = 0.0
-    allowed_rates(tables, state, allowed, paused)
+    zero(arrivals, r[2], r[3])
+    zero(inflow, r[4], r[5])
+    zero(held, r[4], r[5])
+    zero(egress_in, r[4], r[5])
+    zero(sent, r[0], r[1])
+    allowed_rates(tables, state, allowed, paused, r)
     serve_queues(
         tables,
         state,
@@ -219,6 +240,7 @@ def _step(tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: t
             stats.delivered,
             acc.delivered,
         ),
+        r,
     )
     inject(
         tables,
@@ -236,23 +258,29 @@ def _step(tables: Tables, state: State, stats: Stats, acc: SampleAcc, scratch: t
             acc.delivered,
             stats.sent,
         ),
+        r,
     )
     arrive(
-        tables, state, stats, (arrivals, inflow, held, egress_in, queue_total, served, drop_share)
+        tables,
+        state,
+        stats,
+        (arrivals, inflow, held, egress_in, queue_total, served, drop_share),
+        r,
     )
-    track_tails(tables, state, queue_total)
-    _pause(tables, state, stats)
-    _mark(tables, state, stats, (allowed, paused, queue_total, served, acc.paused))
-    _react(tables, state, sent)
-    done = _finish(tables, state)
+    track_tails(tables, state, queue_total, r)
+    _pause(tables, state, stats, r)
+    _mark(tables, state, stats, (allowed, paused, queue_total, served, acc.paused), r)
+    _react(tables, state, sent, r)
+    done = _finish(tables, state, r)
     state.clock.time[0] += tables.knobs.dt
     state.clock.step[0] += 1
     return done
 
 
 @njit(cache=True, nogil=True)
-def new_scratch(n_links: int, n_entries: int, n_classes: int) -> tuple:
-    """Per-step work arrays, allocated once per window."""
+def new_scratch(n_links: int, n_entries: int, n_classes: int, n_blocks: int) -> tuple:
+    """Per-step work arrays, allocated once per window; per block where its steps
+    reached (steps taken, open sample's steps, rows written; the clock's time)."""
     return (
         np.zeros(n_links),
         np.zeros(n_links, dtype=np.bool_),
@@ -268,7 +296,87 @@ def new_scratch(n_links: int, n_entries: int, n_classes: int) -> tuple:
         np.zeros(n_classes),
         np.zeros(n_classes),
         np.zeros(n_classes, dtype=np.bool_),
+        np.zeros((n_blocks, 3), dtype=np.int64),
+        np.zeros(n_blocks),
     )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block(tables: Tables, b: int) -> tuple:
+    """Block `b`'s class, entry, link and group ranges."""
+    bl = tables.blocks
+    return (
+        bl.classes[b],
+        bl.classes[b + 1],
+        bl.entries[b],
+        bl.entries[b + 1],
+        bl.links[b],
+        bl.links[b + 1],
+        bl.groups[b],
+        bl.groups[b + 1],
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sample(
+    tables: Tables, state: State, acc: SampleAcc, rows: SampleRows, r: tuple, every: int
+) -> None:
+    """After a step of block `r`: once the sample interval holds `every` steps (with
+    `every` 1, at once: the run is done), write its row of the time series, for the
+    block's classes and links."""
+    acc_steps, acc_paused, acc_delivered = acc.steps, acc.paused, acc.delivered
+    standing = state.links.queue
+    if acc_steps[0] == 0 or acc_steps[0] < every:
+        return
+    row = rows.count[0]
+    if row < rows.time.shape[0]:
+        span = acc_steps[0] * tables.knobs.dt
+        rows.time[row] = state.clock.time[0]
+        begin, count = block_range(r[0], r[1])
+        for at in range(count):
+            c = begin + at
+            rows.class_rate[row, c] = acc_delivered[c] / span
+        begin, count = block_range(r[4], r[5])
+        for at in range(count):
+            li = begin + at
+            rows.queue[row, li] = standing[li]
+            rows.paused[row, li] = acc_paused[li] / acc_steps[0]
+        rows.count[0] = row + 1
+    acc_steps[0] = 0
+    zero(acc_delivered, r[0], r[1])
+    zero(acc_paused, r[4], r[5])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _run_block(
+    tables: Tables,
+    state: State,
+    stats: Stats,
+    acc: SampleAcc,
+    rows: SampleRows,
+    scratch: tuple,
+    r: tuple,
+    n_steps: int,
+    sample_every: int,
+    until_done: bool,
+) -> int:
+    """Take up to `n_steps` steps of block `r` (with `until_done`, only while a class of
+    it is unfinished), a row of the time series every `sample_every`; return the steps
+    taken."""
+    finish = state.classes.finish
+    left = 0
+    begin, count = block_range(r[0], r[1])
+    for at in range(count):
+        c = begin + at
+        if finish[c] == math.inf:
+            left += 1
+    taken = 0
+    while taken < n_steps and (left > 0 or not until_done):
+        left -= _step(tables, state, stats, acc, scratch, r)
+        acc.steps[0] += 1
+        taken += 1
+        _sample(tables, state, acc, rows, r, sample_every)
+    return taken
 
 
 # The steps run without numba's reference counting (`_nrt=False`): every array a step
@@ -289,37 +397,55 @@ def _steps(
     sample_every: int,
     scratch: tuple,
 ) -> int:
-    """`run_window`'s steps, on the scratch arrays it allocated."""
-    n_links = tables.links.capacity.shape[0]
-    n_classes = tables.classes.size.shape[0]
+    """`run_window`'s steps, one block after the other, on the scratch arrays it
+    allocated. Each block runs from the window's start until its classes are done (or
+    the window is); those done before the last go on to where it stopped, as every link
+    does in a run of the whole network; then the open sample closes if all are done."""
+    reached, reached_time = scratch[-2], scratch[-1]
+    clock = state.clock
+    step0, time0, acc0, rows0 = clock.step[0], clock.time[0], acc.steps[0], rows.count[0]
+    n_blocks = tables.blocks.classes.shape[0] - 1
     finish = state.classes.finish
-    acc_steps, acc_paused, acc_delivered = acc.steps, acc.paused, acc.delivered
-    standing = state.links.queue
-    clock_time = state.clock.time
     unfinished = 0
-    for c in range(n_classes):
+    for c in range(finish.shape[0]):
         if finish[c] == math.inf:
             unfinished += 1
-    dt = tables.knobs.dt
+    if unfinished == 0:
+        return 0
     taken = 0
-    while taken < n_steps and unfinished > 0:
-        unfinished -= _step(tables, state, stats, acc, scratch)
-        taken += 1
-        acc_steps[0] += 1
-        if acc_steps[0] >= sample_every or unfinished == 0:
-            r = rows.count[0]
-            if r < rows.time.shape[0]:
-                span = acc_steps[0] * dt
-                rows.time[r] = clock_time[0]
-                for c in range(n_classes):
-                    rows.class_rate[r, c] = acc_delivered[c] / span
-                for li in range(n_links):
-                    rows.queue[r, li] = standing[li]
-                    rows.paused[r, li] = acc_paused[li] / acc_steps[0]
-                rows.count[0] = r + 1
-            acc_steps[0] = 0
-            acc_paused[:] = 0.0
-            acc_delivered[:] = 0.0
+    for b in range(n_blocks):
+        clock.step[0], clock.time[0], acc.steps[0], rows.count[0] = step0, time0, acc0, rows0
+        k = _run_block(
+            tables, state, stats, acc, rows, scratch, _block(tables, b), n_steps, sample_every, True
+        )
+        reached[b, 0], reached[b, 1], reached[b, 2] = k, acc.steps[0], rows.count[0]
+        reached_time[b] = clock.time[0]
+        taken = max(taken, k)
+    for b in range(n_blocks):
+        if reached[b, 0] == taken:
+            continue
+        clock.step[0], clock.time[0] = step0 + reached[b, 0], reached_time[b]
+        acc.steps[0], rows.count[0] = reached[b, 1], reached[b, 2]
+        r = _block(tables, b)
+        _run_block(
+            tables, state, stats, acc, rows, scratch, r, taken - reached[b, 0], sample_every, False
+        )
+    # every block now stands where the last one stopped: the clock, the open sample and
+    # the rows are theirs
+    for b in range(n_blocks):
+        if reached[b, 0] == taken:
+            clock.step[0], clock.time[0] = step0 + taken, reached_time[b]
+            acc.steps[0], rows.count[0] = reached[b, 1], reached[b, 2]
+            break
+    unfinished = 0
+    for c in range(finish.shape[0]):
+        if finish[c] == math.inf:
+            unfinished += 1
+    if unfinished == 0:
+        count, steps = rows.count[0], acc.steps[0]
+        for b in range(n_blocks):
+            rows.count[0], acc.steps[0] = count, steps
+            _sample(tables, state, acc, rows, _block(tables, b), 1)
     return taken
 
 
@@ -336,6 +462,9 @@ def run_window(
     """Take up to `n_steps` steps (fewer when every class has finished); gather `stats` and
     write one time-series row per `sample_every` steps. Returns the steps taken."""
     scratch = new_scratch(
-        tables.links.capacity.shape[0], tables.entries.link.shape[0], tables.classes.size.shape[0]
+        tables.links.capacity.shape[0],
+        tables.entries.link.shape[0],
+        tables.classes.size.shape[0],
+        tables.blocks.classes.shape[0] - 1,
     )
     return _steps(tables, state, stats, acc, rows, n_steps, sample_every, scratch)

@@ -80,6 +80,19 @@ class GateTable(NamedTuple):
     slack: np.ndarray
 
 
+class BlockTable(NamedTuple):
+    """Where each block of the network starts and ends (``x[b]:x[b+1]``) among the
+    classes, entries, links and sending NIC links (`Injection`). A block holds whole parts
+    (classes and links that meet no other block's), so the kernel may take a window's
+    steps one block at a time, each small enough to stay in the core's cache
+    (`engine.transport.blocks`); a small network is one block."""
+
+    classes: np.ndarray
+    entries: np.ndarray
+    links: np.ndarray
+    groups: np.ndarray
+
+
 class Knobs(NamedTuple):
     """The step, the packet size, whether the fabric is lossy (drops at a full egress
     queue rather than at a full lossless ingress), which rate controls run, and every how
@@ -137,6 +150,7 @@ class Tables(NamedTuple):
     classes: ClassTable
     inject: Injection
     gates: GateTable
+    blocks: BlockTable
     knobs: Knobs
     dcqcn: DcqcnKnobs
     ibcc: IbccKnobs

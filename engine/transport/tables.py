@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.transport.blocks import block_table
 from engine.transport.copies import ranks_in_parts
 from engine.transport.gates import no_gates
 from engine.transport.headroom import (
@@ -225,12 +226,16 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
             links.flow_capacity_Bps()[first_links], classes.feedback_delay_s, config
         ).astype(np.float64),
     )
+    injection, gates = _injection(network), _gates(network)
     tables = Tables(
         links=link_table,
         entries=_entries(network),
         classes=class_table,
-        inject=_injection(network),
-        gates=_gates(network),
+        inject=injection,
+        gates=gates,
+        blocks=block_table(
+            class_table.ptr, classes.links.astype(np.int64), links.n_links, gates, injection.link
+        ),
         knobs=Knobs(
             dt,
             float(config.mtu_bytes),
