@@ -18,8 +18,10 @@ A step of `dt` seconds, in this order:
 8. *Completion.* A class whose bytes are all delivered finishes at the end of the step.
 
 `run_window` takes many steps in one call and writes the statistics and time series the
-driver (`engine.transport.simulate`) reads. `engine.transport.reference` is the plain-Python
-twin of the same step, used by the tests.
+driver (`engine.transport.simulate`) reads. Every step function works on one block of the
+network (`engine.transport.blocks`: whole parts, cache-sized), and the window's steps run
+block after block; a small network is one block. `engine.transport.reference` is the
+plain-Python twin of the same step, blocks aside, used by the tests.
 """
 
 from __future__ import annotations
