@@ -33,7 +33,8 @@ from engine.transport.structures import GateTable, Tables
 class Copies:
     """A smaller network holding one part of each kind, and where every class and link of
     the whole network finds its twin in it (`class_of`, `link_of`: indices into the
-    smaller network's classes and links)."""
+    smaller network's classes and links). The driver also maps a network put in another
+    order this way (`engine.transport.blocks.arrange`)."""
 
     network: TransportNetwork
     class_of: np.ndarray
