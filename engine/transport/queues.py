@@ -51,8 +51,7 @@ def block_range(begin: int, end: int) -> tuple[int, int]:
 
 @njit(cache=True, nogil=True, inline="always")
 def zero(values: np.ndarray, begin: int, end: int) -> None:
-    """Zero `values[begin:end]` of a block (a loop the compiler makes one memset; a slice
-    costs a view's set-up each time, which a small network's step notices)."""
+    """Zero `values[begin:end]` of a block, counting as `block_range` does."""
     first, count = block_range(begin, end)
     for at in range(count):
         values[first + at] = 0.0

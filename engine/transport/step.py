@@ -349,6 +349,17 @@ def _sample(
     zero(acc_paused, r[4], r[5])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _unfinished(finish: np.ndarray, begin: int, end: int) -> int:
+    """How many of classes `begin:end` have not finished."""
+    first, count = block_range(begin, end)
+    left = 0
+    for at in range(count):
+        if finish[first + at] == math.inf:
+            left += 1
+    return left
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _run_block(
     tables: Tables,
@@ -365,13 +376,7 @@ def _run_block(
     """Take up to `n_steps` steps of block `r` (with `until_done`, only while a class of
     it is unfinished), a row of the time series every `sample_every`; return the steps
     taken."""
-    finish = state.classes.finish
-    left = 0
-    begin, count = block_range(r[0], r[1])
-    for at in range(count):
-        c = begin + at
-        if finish[c] == math.inf:
-            left += 1
+    left = _unfinished(state.classes.finish, r[0], r[1])
     taken = 0
     while taken < n_steps and (left > 0 or not until_done):
         left -= _step(tables, state, stats, acc, scratch, r)
@@ -408,11 +413,7 @@ def _steps(
     step0, time0, acc0, rows0 = clock.step[0], clock.time[0], acc.steps[0], rows.count[0]
     n_blocks = tables.blocks.classes.shape[0] - 1
     finish = state.classes.finish
-    unfinished = 0
-    for c in range(finish.shape[0]):
-        if finish[c] == math.inf:
-            unfinished += 1
-    if unfinished == 0:
+    if _unfinished(finish, 0, finish.shape[0]) == 0:
         return 0
     taken = 0
     for b in range(n_blocks):
@@ -439,11 +440,7 @@ def _steps(
             clock.step[0], clock.time[0] = step0 + taken, reached_time[b]
             acc.steps[0], rows.count[0] = reached[b, 1], reached[b, 2]
             break
-    unfinished = 0
-    for c in range(finish.shape[0]):
-        if finish[c] == math.inf:
-            unfinished += 1
-    if unfinished == 0:
+    if _unfinished(finish, 0, finish.shape[0]) == 0:
         count, steps = rows.count[0], acc.steps[0]
         for b in range(n_blocks):
             rows.count[0], acc.steps[0] = count, steps

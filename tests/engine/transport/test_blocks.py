@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine.analysis import load_preset
@@ -12,9 +12,11 @@ from engine.routing.router import Router
 from engine.topology.expand import expand
 from engine.transport import blocks, live
 from engine.transport.blocks import arrange
+from engine.transport.defaults import transport_config
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
 from engine.transport.simulate import simulate
 from engine.transport.tables import build_tables
+from engine.transport.workloads import incast, switch_spec
 from tests.engine.transport.networks import assert_same_result, configs, small_networks
 from tests.engine.transport.test_copies import joined
 
@@ -54,16 +56,13 @@ def test_blocks_give_the_whole_run(monkeypatch, parts, config, block_elements, h
     with monkeypatch.context() as m:
         _whole(m)
         whole = simulate(network, config, horizon_s=horizon, drop_finished=drop)
+    event(f"{n_blocks} blocks")  # most draws make 2-3 (`pytest --hypothesis-show-statistics`)
     assert stepped.network is network
-    assert n_blocks >= 1
     assert_same_result(stepped, whole)
 
 
 def test_joined_parts_make_several_blocks(monkeypatch, catalog) -> None:
     # the property above would hold trivially if every network stayed one block
-    from engine.transport.defaults import transport_config
-    from engine.transport.workloads import incast, switch_spec
-
     config = transport_config(catalog, "roce", "sn5600")
     spec = switch_spec(catalog, "sn5600", 400)
     network = joined([incast(2, spec, 1e5), incast(3, spec, 1e5), incast(2, spec, 2e5)])
