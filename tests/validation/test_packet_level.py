@@ -86,11 +86,9 @@ def test_a_victim_behind_a_paused_port_is_slowed_alike(mechanism: str) -> None:
     assert fluid_finish[victim] == pytest.approx(packet_finish[victim], rel=TOLERANCE)
 
 
-def permutation_runs(mechanism: str, mode: str):
-    """Per flow of a permutation on a 256-GPU leaf-spine fabric, 2:1 at the leaves, routed
-    by `mode`: bytes and finish time in the fluid model and in packets. Sprayed flows run
-    in the fluid model over their sets of links as links of several ports, and in packets
-    each packet on one of the flow's paths at random."""
+def _permutation(mechanism: str, mode: str):
+    """A permutation on a 256-GPU leaf-spine fabric, 2:1 at the leaves, routed by `mode`
+    (the flows between servers, 1 MB each): fabric, routes, catalog and configuration."""
     config, _ = mechanisms(mechanism)
     catalog = default_catalog()
     technology_switch = "qm9700" if mechanism == "ib_credits" else "sn5600"
@@ -103,6 +101,21 @@ def permutation_runs(mechanism: str, mode: str):
     cross = fabric.gpu_server[src] != fabric.gpu_server[dst]
     routed = Router(fabric).route(src[cross], dst[cross], scenario.routing, connection_bytes=1e6)
     config = replace(scenario_transport_config(scenario, catalog), mechanisms=config.mechanisms)
+    return fabric, routed, catalog, config
+
+
+def permutation_network(mechanism: str):
+    """The ECMP permutation of `_permutation` as a transport network, and its configuration."""
+    fabric, routed, catalog, config = _permutation(mechanism, "ecmp")
+    return scenario_network(fabric, routed, catalog), config
+
+
+def permutation_runs(mechanism: str, mode: str):
+    """Per flow of the permutation of `_permutation`: bytes and finish time in the fluid
+    model and in packets. Sprayed flows run in the fluid model over their sets of links as
+    links of several ports, and in packets each packet on one of the flow's paths at
+    random."""
+    fabric, routed, catalog, config = _permutation(mechanism, mode)
     if mode != "spray":
         return both(scenario_network(fabric, routed, catalog), config)
     bundled = bundle_sprayed(routed, fabric, fabric.link_capacity)
@@ -140,6 +153,35 @@ def test_packets_and_the_fluid_rank_ecmp_adaptive_and_spraying_alike(mechanism) 
 
 
 # --- DCQCN per packet [ECND16, BARRE] --------------------------------------------------------
+#
+# Per packet, DCQCN's marks are random draws (RED), and after a collapse one draw more or
+# less moves a whole trajectory: the 2:1 incast below reads 10.1-14.8 GB/s mean flow
+# throughput over 32 seeds of the draws. One packet run is one sample of that spread, so
+# these tests hold the fluid model against the mean of `SEEDS` packet runs, with the file's
+# 15% unchanged (docs/transport.md, "The packets' own spread").
+
+SEEDS = range(8)
+
+
+def ensemble(network, config, **kwargs):
+    """Packet runs of `network`, one per seed of `SEEDS` (the RED draws)."""
+    return [run_packets(network, config, seed=seed, **kwargs) for seed in SEEDS]
+
+
+def mean_throughput_and_makespan(runs) -> tuple[float, float]:
+    """Over packet runs: the mean of each run's mean flow throughput, and of its makespan."""
+    means = [float(np.mean(r.flow_bytes / r.flow_finish_s)) for r in runs]
+    makespans = [float(r.flow_finish_s.max()) for r in runs]
+    return float(np.mean(means)), float(np.mean(makespans))
+
+
+def fluid_throughput_and_makespan(network, config, flow_class) -> tuple[float, float]:
+    """The fluid model's mean flow throughput and makespan, per flow of a packet run."""
+    fluid = simulate(network, config)
+    assert fluid.finished
+    finish = fluid.finish_s[flow_class]
+    nbytes = network.classes.bytes[flow_class] / network.classes.multiplicity[flow_class]
+    return float(np.mean(nbytes / finish)), float(finish.max())
 
 
 @pytest.mark.parametrize("n", [2, 10])
@@ -151,8 +193,8 @@ def test_dcqcn_at_the_papers_settings_shares_alike_per_packet(n) -> None:
     config, spec, shape, _ = _paper_setup(catalog, dt_s=1e-6)
     network = incast(n, spec, 1e12, shape, feedback_delay_s=4e-6)
     fluid = simulate(network, config, horizon_s=0.02).mean_rate_Bps(0.01, 0.02)
-    packets = run_packets(network, config, horizon_s=0.02, window_s=(0.01, 0.02))
-    per_packet = packets.window_bytes / 0.01
+    runs = ensemble(network, config, horizon_s=0.02, window_s=(0.01, 0.02))
+    per_packet = np.mean([r.window_bytes for r in runs], axis=0) / 0.01
     assert float(per_packet.mean()) == pytest.approx(float(fluid.mean()), rel=TOLERANCE)
     assert float(per_packet.sum()) == pytest.approx(float(fluid.sum()), rel=TOLERANCE)
 
@@ -174,8 +216,9 @@ def test_dcqcn_at_nvidia_defaults_collapses_and_recovers_alike_per_packet(window
     network = incast(4, switch_spec(catalog, "sn5600", 400), 1e12)
     t0, t1 = window_s
     fluid = simulate(network, config, horizon_s=t1).mean_rate_Bps(t0, t1).sum()
-    packets = run_packets(network, config, horizon_s=t1, window_s=window_s)
-    assert packets.window_bytes.sum() / (t1 - t0) == pytest.approx(fluid, rel=TOLERANCE)
+    runs = ensemble(network, config, horizon_s=t1, window_s=window_s)
+    per_packet = float(np.mean([r.window_bytes.sum() for r in runs])) / (t1 - t0)
+    assert per_packet == pytest.approx(fluid, rel=TOLERANCE)
 
 
 @pytest.mark.parametrize("workload", ["victim", "permutation"])
@@ -186,23 +229,31 @@ def test_dcqcn_at_nvidia_defaults_finishes_alike_in_packets_and_in_the_fluid(wor
     # reaction point per class follows the packets within the file's 15%.
     config, spec = mechanisms("roce_dcqcn")
     if workload == "victim":
-        nbytes, fluid_finish, packet_finish = both(victim_incast(4, spec, 8e6, 8e6), config)
+        network = victim_incast(4, spec, 8e6, 8e6)
     else:
-        nbytes, fluid_finish, packet_finish = permutation_runs("roce_dcqcn", "ecmp")
-    assert_close_throughput(nbytes, fluid_finish, packet_finish)
+        network, config = permutation_network("roce_dcqcn")
+    runs = ensemble(network, config)
+    packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
+    fluid_mean, fluid_makespan = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+    assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
-def test_dcqcn_at_nvidia_defaults_with_many_senders_is_a_known_gap() -> None:
-    # An 8:1 incast of 4 MB: per packet the first collapse de-synchronises the senders
-    # (each is paused and cut at its own moments), and the second round leaves the link
-    # busy; the fluid's classes come out of the first collapse nearly in step and collapse
-    # together again. Mean flow throughput 16% under the packets' (the published mean
-    # field: 34% over). The test keeps the gap so that closing it is noticed.
+@pytest.mark.parametrize("n", [8, 16])
+def test_dcqcn_at_nvidia_defaults_with_many_senders_is_a_known_gap(n) -> None:
+    # An 8:1 and a 16:1 incast of 4 MB: per packet the first collapse de-synchronises the
+    # senders (each is paused and cut at its own moments), and the second round leaves the
+    # link busy; the fluid's classes come out of the first collapse nearly in step and
+    # collapse together again. Mean flow throughput 14-16% under the packets' mean (the
+    # published mean field: 34% over), by far more than the packets' own spread: the test
+    # keeps the gap, as a bias beyond three standard deviations of the seeds, so that
+    # closing it is noticed.
     config, spec = mechanisms("roce_dcqcn")
-    nbytes, fluid_finish, packet_finish = both(incast(8, spec, 4e6), config)
-    fluid_mean = float(np.mean(nbytes / fluid_finish))
-    packet_mean = float(np.mean(nbytes / packet_finish))
-    assert fluid_mean < (1 - TOLERANCE) * packet_mean, "the gap closed: make this a test"
+    network = incast(n, spec, 4e6)
+    runs = ensemble(network, config)
+    means = [float(np.mean(r.flow_bytes / r.flow_finish_s)) for r in runs]
+    fluid_mean, _ = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+    assert fluid_mean < np.mean(means) - 3 * np.std(means), "the gap closed: make this a test"
     pytest.xfail("the fluid's senders re-synchronise at high fan-in under DCQCN's defaults")
 
 
