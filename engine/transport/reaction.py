@@ -17,11 +17,15 @@ keeps (the feedback it reads is still the fluid's, one feedback delay late):
 
 - marks ride the packets that leave the queues (`out_Bps`, a paused sender still hears of
   what it sent before) with the path's mark probability p; after a cut none counts for
-  tau (CNP interval, decrease period), then the first marked packet makes the next cut
-  (its wait drawn per class and cut, `marks_needed`, so classes that see the same marks
-  still cut apart, as flows do): R_T = R_C (always, or as NVIDIA's CLAMP_TGT_RATE only
-  after an increase since the last cut), R_C cut by min(alpha / 2, largest cut), the
-  counters and stages restarted;
+  tau (CNP interval, decrease period), then the first marked packet makes the next cut.
+  Packets reach the receiver one spacing (packet size over `out_Bps`) apart, the first a
+  share of a spacing after tau (`packet_phase`), each marked with p; the cut waits for
+  the packet at which the summed -log(1 - p) passes an Exp(1) draw (`marks_needed`).
+  Both draws are per class and cut, so classes that see the same marks still cut apart,
+  as flows do; the whole packets matter at high fan-in, where a flow's packets come
+  far apart (1.3 us at 16:1 on 400G against a 4 us tau). At a cut R_T = R_C (always, or
+  as NVIDIA's CLAMP_TGT_RATE only after an increase since the last cut), R_C is cut by
+  min(alpha / 2, largest cut), the counters and stages restart;
 - the timer (every T) and the byte counter (every B bytes sent) raise the rate, through
   fast recovery for the first F stages, then additive, then hyper increase;
 - alpha moves every alpha interval by the gain, towards 1 if a cut came in it.
@@ -41,8 +45,9 @@ from engine.runtime.colour_hash import GOLDEN, MIX1, MIX2
 from engine.transport.structures import DcqcnKnobs
 
 # Rows of a class's reaction-point state (`ClassState.rp`, one column per class): clocks,
-# counters and flags, then the class's identity, its cuts so far and the marked packets
-# the next cut waits for (drawn per cut, see `marks_needed`).
+# counters and flags, then the class's identity, its cuts so far, the summed hazard the
+# next cut waits for and where the next packet stands (both drawn per cut, see
+# `marks_needed` and `packet_phase`).
 (
     SINCE_CUT,
     MARKS,
@@ -56,8 +61,9 @@ from engine.transport.structures import DcqcnKnobs
     IDENTITY,
     CUTS,
     NEED,
-) = range(12)
-RP_ROWS = 12
+    PHASE,
+) = range(13)
+RP_ROWS = 13
 P_CEIL = 1e-12  # as in `engine.transport.control`: log(1 - p) stays finite
 MAX_EVENTS = 64  # events one class may take in one step (a bound, never reached)
 
@@ -75,22 +81,38 @@ def new_reaction_state(identities: np.ndarray | int) -> np.ndarray:
     rp[IDENTITY] = ids
     for c in range(ids.size):
         rp[NEED, c] = marks_needed(float(ids[c]), 0.0)
+        rp[PHASE, c] = packet_phase(float(ids[c]), 0.0)
     return rp
 
 
 @njit(cache=True, nogil=True, inline="always")
-def marks_needed(identity: float, cuts: float) -> float:
-    """The marked packets (in expectation) the next cut of a class waits for after its dead
-    time: the first marked packet of a Poisson stream comes after an Exp(1) amount of it.
-    Drawn from a hash of the class's identity and cut count (splitmix64), so a run is
-    reproducible, the plain-Python twin draws alike, and classes that see the same marks
-    still cut apart, as flows do per packet."""
-    z = np.uint64(identity) * GOLDEN + np.uint64(cuts) * MIX1 + np.uint64(1)
+def _uniform(identity: float, cuts: float, stream: int) -> float:
+    """A number in (0, 1) from splitmix64 of a class's identity, its cut count and a
+    stream number (one stream per draw the reaction point makes)."""
+    z = np.uint64(identity) * GOLDEN + np.uint64(cuts) * MIX1 + np.uint64(stream)
     z = (z ^ (z >> np.uint64(30))) * MIX1
     z = (z ^ (z >> np.uint64(27))) * MIX2
     z = z ^ (z >> np.uint64(31))
-    u = (float(z >> np.uint64(11)) + 0.5) * 2.0**-53  # in (0, 1)
-    return -math.log(u)
+    return (float(z >> np.uint64(11)) + 0.5) * 2.0**-53
+
+
+@njit(cache=True, nogil=True, inline="always")
+def marks_needed(identity: float, cuts: float) -> float:
+    """The hazard (summed over the packets that reach the receiver after the dead time,
+    -log(1 - p) each) the next cut of a class waits for: the first marked packet is the
+    first at which that sum passes an Exp(1) draw. Drawn from a hash of the class's
+    identity and cut count, so a run is reproducible, the plain-Python twin draws alike,
+    and classes that see the same marks still cut apart, as flows do per packet."""
+    return -math.log(_uniform(identity, cuts, 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def packet_phase(identity: float, cuts: float) -> float:
+    """Where the flow's next packet stands when the dead time ends, in packets (0, 1]:
+    per packet a CNP waits for a marked packet to arrive, and the first comes a uniform
+    share of a packet's spacing after the dead time (at 16:1 on 400G that spacing is
+    1.3 us, a third of the 4 us dead time). Drawn as `marks_needed`."""
+    return _uniform(identity, cuts, 2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -129,16 +151,21 @@ def react_per_cut(
     sends `sent_Bps` now. The events inside the step (the end of a cut's dead time, a cut,
     a timer or byte-counter event, an alpha update) are taken in their order, the byte
     counter at the pace R_C sets, so the outcome does not hang on the step."""
-    marked = 0.0  # marked packets per second reaching the receiver
-    if p > 0.0 and out_Bps > 0.0:
-        marked = -out_Bps / pkt * math.log1p(-min(p, 1.0 - P_CEIL))
+    hazard = 0.0  # -log(1 - p) per packet reaching the receiver
+    if p > 0.0:
+        hazard = -math.log1p(-min(p, 1.0 - P_CEIL))
+    packets = out_Bps / pkt if out_Bps > 0.0 else 0.0  # per second, reaching the receiver
     pace = sent_Bps / rc[c] if rc[c] > 0.0 else 0.0  # what the flow sends per unit of R_C
     left = dt
     for _ in range(MAX_EVENTS):
         since = rp[SINCE_CUT, c]
+        dead = max(k.tau - since, 0.0)
         to_cut = math.inf
-        if marked > 0.0:
-            to_cut = max(k.tau - since, 0.0) + (rp[NEED, c] - rp[MARKS, c]) / marked
+        if hazard > 0.0 and packets > 0.0:
+            # the packet at which the summed hazard passes the draw: the next one, or
+            # whole packets after it
+            after = max(math.ceil((rp[NEED, c] - rp[MARKS, c]) / hazard), 1.0) - 1.0
+            to_cut = dead + (rp[PHASE, c] + after) / packets
         to_timer = k.timer - rp[TIMER, c] if k.timer > 0.0 else math.inf
         to_bytes = math.inf
         if math.isfinite(k.byte_counter) and pace > 0.0:
@@ -146,7 +173,13 @@ def react_per_cut(
         to_alpha = k.tau_alpha - rp[ALPHA_CLOCK, c]
         t = max(min(to_cut, to_timer, to_bytes, to_alpha), 0.0)
         span = min(t, left)
-        rp[MARKS, c] += marked * max(span - max(k.tau - since, 0.0), 0.0)  # after tau
+        moved = packets * max(span - dead, 0.0)  # packets past the dead time
+        if moved >= rp[PHASE, c]:
+            crossed = math.floor(moved - rp[PHASE, c]) + 1.0
+            rp[MARKS, c] += crossed * hazard
+            rp[PHASE, c] += crossed - moved
+        else:
+            rp[PHASE, c] -= moved
         rp[SINCE_CUT, c] += span
         rp[TIMER, c] += span
         rp[BYTES, c] += pace * rc[c] * span
@@ -198,3 +231,4 @@ def _cut(
     rp[CUT_SEEN, c] = 1.0
     rp[CUTS, c] += 1.0
     rp[NEED, c] = marks_needed(rp[IDENTITY, c], rp[CUTS, c])
+    rp[PHASE, c] = packet_phase(rp[IDENTITY, c], rp[CUTS, c])

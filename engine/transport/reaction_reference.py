@@ -20,17 +20,28 @@ _ROWS = (
     "identity",
     "cuts",
     "need",
+    "phase",
 )
 _MASK = (1 << 64) - 1
 
 
-def marks_needed(identity: float, cuts: float) -> float:
-    """Exp(1) from splitmix64 of the class's identity and cut count (as the kernel)."""
-    z = (int(identity) * 0x9E3779B97F4A7C15 + int(cuts) * 0xBF58476D1CE4E5B9 + 1) & _MASK
+def _uniform(identity: float, cuts: float, stream: int) -> float:
+    """A number in (0, 1) from splitmix64 of identity, cut count and stream (as the kernel)."""
+    z = (int(identity) * 0x9E3779B97F4A7C15 + int(cuts) * 0xBF58476D1CE4E5B9 + stream) & _MASK
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
     z ^= z >> 31
-    return -math.log(((z >> 11) + 0.5) * 2.0**-53)
+    return ((z >> 11) + 0.5) * 2.0**-53
+
+
+def marks_needed(identity: float, cuts: float) -> float:
+    """Exp(1): the summed hazard the next cut waits for (as the kernel)."""
+    return -math.log(_uniform(identity, cuts, 1))
+
+
+def packet_phase(identity: float, cuts: float) -> float:
+    """Where the next packet stands when the dead time ends, in packets (as the kernel)."""
+    return _uniform(identity, cuts, 2)
 
 
 def react_per_cut(
@@ -48,14 +59,18 @@ def react_per_cut(
     p, sent, out = seen
     s = {name: float(x) for name, x in zip(_ROWS, cs.rp[:, c], strict=True)}
     rates = {"rc": float(cs.rc[c]), "rt": float(cs.rt[c]), "alpha": float(cs.alpha[c])}
-    marked = out / pkt * -math.log(1.0 - min(p, 1.0 - 1e-12)) if p > 0.0 and out > 0.0 else 0.0
+    hazard = -math.log1p(-min(p, 1.0 - 1e-12)) if p > 0.0 else 0.0  # per packet
+    packets = out / pkt if out > 0.0 else 0.0  # per second, reaching the receiver
     pace = sent / rates["rc"] if rates["rc"] > 0.0 else 0.0
     left = dt
     for _ in range(64):
+        dead = max(k.tau - s["since_cut"], 0.0)
+        cut_at = math.inf
+        if hazard > 0.0 and packets > 0.0:
+            whole = max(math.ceil((s["need"] - s["marks"]) / hazard), 1.0) - 1.0
+            cut_at = dead + (s["phase"] + whole) / packets
         until = {
-            "cut": max(k.tau - s["since_cut"], 0.0) + (s["need"] - s["marks"]) / marked
-            if marked > 0.0
-            else math.inf,
+            "cut": cut_at,
             "alpha": k.tau_alpha - s["alpha_clock"],
             "timer": k.timer - s["timer"] if k.timer > 0.0 else math.inf,
             "bytes": (k.byte_counter - s["bytes"]) / (pace * rates["rc"])
@@ -64,7 +79,13 @@ def react_per_cut(
         }
         t = max(min(until.values()), 0.0)
         span = min(t, left)
-        s["marks"] += marked * max(span - max(k.tau - s["since_cut"], 0.0), 0.0)
+        moved = packets * max(span - dead, 0.0)
+        if moved >= s["phase"]:
+            crossed = math.floor(moved - s["phase"]) + 1.0
+            s["marks"] += crossed * hazard
+            s["phase"] += crossed - moved
+        else:
+            s["phase"] -= moved
         for clock in ("since_cut", "timer", "alpha_clock"):
             s[clock] += span
         s["bytes"] += pace * rates["rc"] * span
@@ -90,6 +111,7 @@ def _handle(event: str, s: dict, rates: dict, line: float, k: DcqcnKnobs) -> Non
         s["raised"], s["cut_seen"] = 0.0, 1.0
         s["cuts"] += 1.0
         s["need"] = marks_needed(s["identity"], s["cuts"])
+        s["phase"] = packet_phase(s["identity"], s["cuts"])
     elif event == "alpha":
         s["alpha_clock"] = 0.0
         rates["alpha"] = (1.0 - k.gain) * rates["alpha"] + k.gain * s["cut_seen"]

@@ -283,13 +283,34 @@ def _barre_retune(config):
     )
 
 
-def test_dcqcn_retuned_as_barre_fills_the_link_fairly(catalog):
-    # Published: stable, fair, near line rate. Written before the first run: 2-10 ms mean at
-    # least 0.95 of the line, the four senders within 10% of each other.
+def _barre_rates(catalog):
+    """Each sender's mean rate over 2-10 ms of a 4:1 incast under the retune."""
     config, spec = _nvidia_dcqcn(catalog)
     result = simulate(incast(4, spec, 1e12), _barre_retune(config), horizon_s=10e-3)
-    rates = result.mean_rate_Bps(2e-3, 10e-3)
-    assert rates.sum() >= 0.95 * LINE
+    return result.mean_rate_Bps(2e-3, 10e-3)
+
+
+def test_dcqcn_retuned_as_barre_fills_the_link(catalog):
+    # Published: stable, fair, near line rate. Written before the first run: 2-10 ms mean at
+    # least 0.95 of the line, the four senders within 10% of each other (the test below).
+    assert _barre_rates(catalog).sum() >= 0.95 * LINE
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="per packet the retune is not within 10% either (7 of 8 seeds): "
+    "the published fairness needs a mechanism neither model has",
+)
+def test_dcqcn_retuned_as_barre_shares_the_link_fairly(catalog):
+    # The same run, the four senders within 10% of each other (written before the first
+    # run). It held until the reaction point counted whole packets (2026-12-06); since, the
+    # slowest sender reads 0.80 of the fastest. The packet twin at the same settings
+    # (tests/validation/packet_level.py), 8 seeds of its marks: max over min 1.08-1.35, only
+    # one seed within 1.1; the fluid over 8 draws of its classes' identities: 1.09-1.34. At
+    # the retune's small cuts (alpha 0.01-0.06) the rates converge slowly against the
+    # randomness of the cuts' timing, per packet as in the model, so the measured fairness
+    # of [BARRE]'s NICs needs something neither has (docs/transport.md).
+    rates = _barre_rates(catalog)
     assert rates.max() <= 1.1 * rates.min()
 
 

@@ -81,10 +81,62 @@ def test_the_draws_are_exponential_and_alike_in_both(catalog):
         assert reaction.marks_needed(float(c), float(n)) == reaction_reference.marks_needed(c, n)
 
 
+def test_the_packet_phases_are_uniform_apart_from_the_marks_and_alike_in_both():
+    phases = np.array(
+        [reaction.packet_phase(float(c), float(n)) for c in range(200) for n in range(50)]
+    )
+    assert phases.min() > 0.0 and phases.max() < 1.0
+    assert np.mean(phases) == pytest.approx(0.5, rel=0.02)
+    assert np.mean(phases < 0.25) == pytest.approx(0.25, rel=0.05)
+    needs = [reaction.marks_needed(float(c), float(n)) for c in range(200) for n in range(50)]
+    assert abs(np.corrcoef(phases, needs)[0, 1]) < 0.05  # two streams, not one
+    for c, n in ((0, 0), (7, 3), (12345, 678)):
+        assert reaction.packet_phase(float(c), float(n)) == reaction_reference.packet_phase(c, n)
+
+
+def _wait_for_the_next_cut(k, p: float, spacing: float, identity: int) -> float:
+    """After a first cut, the time from the end of the dead time to the next cut of a
+    class whose packets reach the receiver `spacing` apart, each marked with `p`."""
+    cs = one_class(identity=identity)
+    out = PKT / spacing
+    dt = spacing / 7.0
+    while cs.rp[reaction.CUTS, 0] < 1:
+        step(cs, k, 1.0, 0.0, out, dt)
+    elapsed = cs.rp[reaction.SINCE_CUT, 0]  # since the first cut
+    while cs.rp[reaction.CUTS, 0] < 2:
+        step(cs, k, p, 0.0, out, dt)
+        elapsed += dt
+    return elapsed - cs.rp[reaction.SINCE_CUT, 0] - k.tau
+
+
+@pytest.mark.parametrize("p", [1.0, 0.1])
+def test_a_cut_waits_for_a_marked_packet_in_whole_packets(nvidia, p):
+    # Per packet the receiver answers the first marked packet after the dead time: the
+    # next packet comes a uniform share U of the spacing after it, and each is marked
+    # with p, so the wait is U + G - 1 spacings, G the first packet at which the summed
+    # hazard -log(1 - p) passes the class's Exp(1) draw (geometric: a mean of 1/p - 1/2
+    # spacings). Class by class, the kernel waits exactly that.
+    spacing = 0.1e-6
+    hazard = -math.log1p(-min(p, 1.0 - reaction.P_CEIL))
+    for c in range(100):
+        wait = _wait_for_the_next_cut(nvidia, p, spacing, c) / spacing
+        u, e = reaction.packet_phase(float(c), 1.0), reaction.marks_needed(float(c), 1.0)
+        assert wait == pytest.approx(u + math.ceil(e / hazard) - 1.0, rel=1e-6, abs=1e-6)
+
+
+def test_with_every_packet_marked_a_cut_waits_half_a_spacing_on_average(nvidia):
+    # U uniform over (0, 1): over 400 classes the mean wait is half a spacing (standard
+    # error 0.014 spacings; the bound is four), never more than one.
+    spacing = 0.1e-6
+    waits = np.array([_wait_for_the_next_cut(nvidia, 1.0, spacing, c) for c in range(400)])
+    assert waits.min() >= -1e-12 and waits.max() <= spacing * (1 + 1e-9)
+    assert np.mean(waits) / spacing == pytest.approx(0.5, abs=0.06)
+
+
 def test_a_train_of_marks_cuts_once_per_tau_while_the_sender_is_paused(nvidia):
     # Every packet leaving marked, the sender paused (nothing sent: the byte counter
-    # stands still): a cut every tau (plus the wait for a marked packet, here a few
-    # nanoseconds), each by alpha / 2; R_T is set to R_C only at the first cut (the flow
+    # stands still): a cut every tau (plus the wait for the next packet, at most one
+    # packet's spacing: 82 ns at the line), each by alpha / 2; R_T is set to R_C only at the first cut (the flow
     # was raised before it, never after). Alpha falls from 1 towards a quarter (a cut in
     # one alpha interval of four) by 5/1024 per us, so it stays above 0.8 over 40 us.
     cs = one_class()
@@ -125,7 +177,7 @@ def test_between_cuts_the_byte_counter_restores_the_rate_at_its_own_pace(nvidia)
     second = b / (LINE / 2) + b / (0.75 * LINE)
     for dt in (0.05e-6, 0.4e-6):
         cs = one_class()
-        step(cs, nvidia, 1.0, LINE, LINE, 0.02e-6)  # the first cut, within a packet
+        step(cs, nvidia, 1.0, LINE, LINE, PKT / LINE)  # the first cut: the next packet
         assert cs.rp[reaction.CUTS, 0] == 1
         assert cs.rp[reaction.BYTE_STAGE, 0] == 0
         while cs.rp[reaction.SINCE_CUT, 0] + dt < second * (1 - 1e-9):
