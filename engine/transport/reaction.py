@@ -18,12 +18,14 @@ keeps (the feedback it reads is still the fluid's, one feedback delay late):
 - marks ride the packets that leave the queues (`out_Bps`, a paused sender still hears of
   what it sent before) with the path's mark probability p; after a cut none counts for
   tau (CNP interval, decrease period), then the first marked packet makes the next cut.
-  Packets reach the receiver one spacing (packet size over `out_Bps`) apart, the first a
-  share of a spacing after tau (`packet_phase`), each marked with p; the cut waits for
-  the packet at which the summed -log(1 - p) passes an Exp(1) draw (`marks_needed`).
-  Both draws are per class and cut, so classes that see the same marks still cut apart,
-  as flows do; the whole packets matter at high fan-in, where a flow's packets come
-  far apart (1.3 us at 16:1 on 400G against a 4 us tau). At a cut R_T = R_C (always, or
+  Packets reach the receiver one spacing (packet size over `out_Bps`) apart, each marked
+  with p, and the cut waits for the packet at which the summed -log(1 - p) passes an
+  Exp(1) draw (`marks_needed`, per class and cut, so classes that see the same marks
+  still cut apart, as flows do). The receiver's CNP interval starts at the marked packet
+  it answers, so the train of the flow's packets is locked to it: the first packet after
+  tau comes ceil(tau / g) g - tau after it (g the spacing). That matters at high fan-in,
+  where a flow's packets come far apart: at 16:1 on 400G g is 1.3 us, so a flow with
+  every packet marked is cut every 5.2 us, not every 4. At a cut R_T = R_C (always, or
   as NVIDIA's CLAMP_TGT_RATE only after an increase since the last cut), R_C is cut by
   min(alpha / 2, largest cut), the counters and stages restart;
 - the timer (every T) and the byte counter (every B bytes sent) raise the rate, through
@@ -46,8 +48,8 @@ from engine.transport.structures import DcqcnKnobs
 
 # Rows of a class's reaction-point state (`ClassState.rp`, one column per class): clocks,
 # counters and flags, then the class's identity, its cuts so far, the summed hazard the
-# next cut waits for and where the next packet stands (both drawn per cut, see
-# `marks_needed` and `packet_phase`).
+# next cut waits for (drawn per cut, see `marks_needed`) and where the class's next packet
+# stands, in spacings (`packet_phase`).
 (
     SINCE_CUT,
     MARKS,
@@ -108,11 +110,19 @@ def marks_needed(identity: float, cuts: float) -> float:
 
 @njit(cache=True, nogil=True, inline="always")
 def packet_phase(identity: float, cuts: float) -> float:
-    """Where the flow's next packet stands when the dead time ends, in packets (0, 1]:
-    per packet a CNP waits for a marked packet to arrive, and the first comes a uniform
-    share of a packet's spacing after the dead time (at 16:1 on 400G that spacing is
-    1.3 us, a third of the 4 us dead time). Drawn as `marks_needed`."""
+    """Where a class's first packet stands at its start, in packet spacings (0, 1]: the
+    flows' trains do not start in step. After a cut the phase is no draw: the receiver's
+    CNP interval starts at the marked packet it answers, so the train is locked to it
+    (`react_per_cut`). Drawn as `marks_needed`."""
     return _uniform(identity, cuts, 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_packet(phase: float, passed: float) -> float:
+    """Where the next packet stands (in spacings) once `passed` spacings have gone by."""
+    if passed < phase:
+        return phase - passed
+    return phase + math.floor(passed - phase) + 1.0 - passed
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -165,7 +175,7 @@ def react_per_cut(
             # the packet at which the summed hazard passes the draw: the next one, or
             # whole packets after it
             after = max(math.ceil((rp[NEED, c] - rp[MARKS, c]) / hazard), 1.0) - 1.0
-            to_cut = dead + (rp[PHASE, c] + after) / packets
+            to_cut = dead + (_next_packet(rp[PHASE, c], packets * dead) + after) / packets
         to_timer = k.timer - rp[TIMER, c] if k.timer > 0.0 else math.inf
         to_bytes = math.inf
         if math.isfinite(k.byte_counter) and pace > 0.0:
@@ -173,7 +183,9 @@ def react_per_cut(
         to_alpha = k.tau_alpha - rp[ALPHA_CLOCK, c]
         t = max(min(to_cut, to_timer, to_bytes, to_alpha), 0.0)
         span = min(t, left)
-        moved = packets * max(span - dead, 0.0)  # packets past the dead time
+        # packets inside the dead time pass uncounted, those after it add their hazard
+        rp[PHASE, c] = _next_packet(rp[PHASE, c], packets * min(span, dead))
+        moved = packets * max(span - dead, 0.0)
         if moved >= rp[PHASE, c]:
             crossed = math.floor(moved - rp[PHASE, c]) + 1.0
             rp[MARKS, c] += crossed * hazard
@@ -231,4 +243,4 @@ def _cut(
     rp[CUT_SEEN, c] = 1.0
     rp[CUTS, c] += 1.0
     rp[NEED, c] = marks_needed(rp[IDENTITY, c], rp[CUTS, c])
-    rp[PHASE, c] = packet_phase(rp[IDENTITY, c], rp[CUTS, c])
+    rp[PHASE, c] = 1.0  # the next packet one spacing after the marked one the cut answers

@@ -40,7 +40,7 @@ def marks_needed(identity: float, cuts: float) -> float:
 
 
 def packet_phase(identity: float, cuts: float) -> float:
-    """Where the next packet stands when the dead time ends, in packets (as the kernel)."""
+    """Where a class's first packet stands at its start, in packets (as the kernel)."""
     return _uniform(identity, cuts, 2)
 
 
@@ -68,7 +68,7 @@ def react_per_cut(
         cut_at = math.inf
         if hazard > 0.0 and packets > 0.0:
             whole = max(math.ceil((s["need"] - s["marks"]) / hazard), 1.0) - 1.0
-            cut_at = dead + (s["phase"] + whole) / packets
+            cut_at = dead + (_after(s["phase"], packets * dead) + whole) / packets
         until = {
             "cut": cut_at,
             "alpha": k.tau_alpha - s["alpha_clock"],
@@ -79,6 +79,7 @@ def react_per_cut(
         }
         t = max(min(until.values()), 0.0)
         span = min(t, left)
+        s["phase"] = _after(s["phase"], packets * min(span, dead))  # no mark counts in tau
         moved = packets * max(span - dead, 0.0)
         if moved >= s["phase"]:
             crossed = math.floor(moved - s["phase"]) + 1.0
@@ -99,6 +100,13 @@ def react_per_cut(
         cs.rp[i, c] = s[name]
 
 
+def _after(phase: float, passed: float) -> float:
+    """Where the next packet stands once `passed` packets' spacings have gone by."""
+    if passed < phase:
+        return phase - passed
+    return phase + math.floor(passed - phase) + 1.0 - passed
+
+
 def _handle(event: str, s: dict, rates: dict, line: float, k: DcqcnKnobs) -> None:
     """Apply one event of the reaction point to its state `s` and `rates`."""
     if event == "cut":
@@ -111,7 +119,7 @@ def _handle(event: str, s: dict, rates: dict, line: float, k: DcqcnKnobs) -> Non
         s["raised"], s["cut_seen"] = 0.0, 1.0
         s["cuts"] += 1.0
         s["need"] = marks_needed(s["identity"], s["cuts"])
-        s["phase"] = packet_phase(s["identity"], s["cuts"])
+        s["phase"] = 1.0  # the next packet one spacing after the marked one
     elif event == "alpha":
         s["alpha_clock"] = 0.0
         rates["alpha"] = (1.0 - k.gain) * rates["alpha"] + k.gain * s["cut_seen"]

@@ -75,8 +75,8 @@ def test_a_lower_kmin_keeps_a_shorter_queue() -> None:
     # At a 4:1 incast, where DCQCN holds the queue by its marks. (Until 2026-12-06 this ran
     # the 16:1 incast with its victim; there the senders collapse and recover under PFC and
     # there is no rest point: per packet a lower Kmin holds a *longer* mean queue there,
-    # 2.12 against 1.72 MB over 8 seeds, and the fluid reads both alike.) Per packet at
-    # 4:1: 89 against 145 KB over 8 seeds.
+    # 2.42 against 1.89 MB over 8 seeds, and the fluid reads both alike.) Per packet at
+    # 4:1: 107 against 151 KB over 8 seeds.
     def run(kmin: int):
         return study(
             ROCE,

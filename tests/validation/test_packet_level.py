@@ -253,11 +253,12 @@ def _dcqcn_alone(n: int):
 @pytest.mark.parametrize("n", [4, 8, 16])
 def test_dcqcn_alone_at_high_fan_in_shares_alike_in_packets_and_in_the_fluid(n) -> None:
     # DCQCN without PFC (as on a deep-buffer fabric). At 16:1 a flow's packets reach the
-    # receiver 1.3 us apart, a third of the 4 us between cuts, so a cut waits for a marked
-    # packet in whole packets (`engine.transport.reaction`): counted as a continuous stream
-    # of marks instead, the fluid cut every flow every 4.0 us against 4.85 per packet, its
-    # start overshoot was half the packets' (26 against 57 MB) and its mean flow
-    # throughput 33% lower. Mean flow throughput within the file's 15%.
+    # receiver 1.3 us apart, a third of the 4 us between cuts, and the receiver's CNP
+    # interval starts at a packet of the flow: a cut waits for a marked packet of that
+    # train (`engine.transport.reaction`). Counted as a continuous stream of marks
+    # instead, the fluid cut every flow every 4.0 us against 4.85 per packet, its start
+    # overshoot was half the packets' (26 against 57 MB) and its mean flow throughput 33%
+    # lower. Mean flow throughput within the file's 15%.
     runs, (fluid_mean, _) = _dcqcn_alone(n)
     packet_mean, _ = mean_throughput_and_makespan(runs)
     assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
@@ -271,7 +272,7 @@ def test_dcqcn_alone_at_high_fan_in_shares_alike_in_packets_and_in_the_fluid(n) 
         pytest.param(
             16,
             marks=pytest.mark.xfail(
-                strict=True, reason="five fluid classes are still sending when the queue drains"
+                strict=True, reason="four fluid classes are still sending when the queue drains"
             ),
         ),
     ],
@@ -279,9 +280,9 @@ def test_dcqcn_alone_at_high_fan_in_shares_alike_in_packets_and_in_the_fluid(n) 
 def test_dcqcn_alone_at_high_fan_in_finishes_alike_in_packets_and_in_the_fluid(n) -> None:
     # The same runs' makespans within the file's 15%. At 16:1 per packet every flow has sent
     # its last byte while the 57 MB queue still drains, and all finish with it (1,280 us);
-    # in the fluid five of the sixteen classes are still sending then (0.3-0.9 MB left at
-    # 1.2 ms), are cut to DCQCN's floor by the marks of the drain and wait out the 300 us
-    # timer (the last at 1,650 us, +29%). The mean agrees (above).
+    # in the fluid twelve classes run in step and four fall behind at the start (1.2-1.3
+    # MB left at 100 us against 0.1), are cut to DCQCN's floor by the marks of the drain
+    # and wait out the 300 us timer (the last at 1,634 us, +28%). The mean agrees (above).
     runs, (_, fluid_makespan) = _dcqcn_alone(n)
     _, packet_makespan = mean_throughput_and_makespan(runs)
     assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
@@ -292,10 +293,11 @@ def test_dcqcn_at_nvidia_defaults_with_many_senders_is_a_known_gap(n) -> None:
     # An 8:1 and a 16:1 incast of 4 MB: per packet the first collapse de-synchronises the
     # senders (each is paused and cut at its own moments), and the second round leaves the
     # link busy; the fluid's classes come out of the first collapse nearly in step and
-    # collapse together again. Mean flow throughput 15-16% under the packets' mean (the
-    # published mean field: 34% over), by far more than the packets' own spread; without
-    # PFC the two agree (above), so the gap is PFC's. The test keeps it, as a bias beyond
-    # three standard deviations of the seeds, so that closing it is noticed.
+    # collapse together again. Mean flow throughput 8% (8:1) and 15% (16:1) under the
+    # packets' mean (the published mean field: 34% over), more than the packets' own
+    # spread; without PFC the two agree (above), so the gap is PFC's (at 16:1 the FIFO's:
+    # docs/transport.md). The test keeps it, as a bias beyond three standard deviations of
+    # the seeds, so that closing it is noticed.
     config, spec = mechanisms("roce_dcqcn")
     network = incast(n, spec, 4e6)
     runs = ensemble(network, config)

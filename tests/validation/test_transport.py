@@ -303,10 +303,10 @@ def test_dcqcn_retuned_as_barre_fills_the_link(catalog):
 )
 def test_dcqcn_retuned_as_barre_shares_the_link_fairly(catalog):
     # The same run, the four senders within 10% of each other (written before the first
-    # run). It held until the reaction point counted whole packets (2026-12-06); since, the
-    # slowest sender reads 0.80 of the fastest. The packet twin at the same settings
+    # run). It held until the reaction point counted packets (2026-12-06); since, the
+    # slowest sender reads 0.81 of the fastest. The packet twin at the same settings
     # (tests/validation/packet_level.py), 8 seeds of its marks: max over min 1.08-1.35, only
-    # one seed within 1.1; the fluid over 8 draws of its classes' identities: 1.09-1.34. At
+    # one seed within 1.1; the fluid over 8 draws of its classes' identities: 1.07-1.27. At
     # the retune's small cuts (alpha 0.01-0.06) the rates converge slowly against the
     # randomness of the cuts' timing, per packet as in the model, so the measured fairness
     # of [BARRE]'s NICs needs something neither has (docs/transport.md).

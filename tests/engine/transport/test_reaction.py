@@ -111,32 +111,43 @@ def _wait_for_the_next_cut(k, p: float, spacing: float, identity: int) -> float:
 
 @pytest.mark.parametrize("p", [1.0, 0.1])
 def test_a_cut_waits_for_a_marked_packet_in_whole_packets(nvidia, p):
-    # Per packet the receiver answers the first marked packet after the dead time: the
-    # next packet comes a uniform share U of the spacing after it, and each is marked
-    # with p, so the wait is U + G - 1 spacings, G the first packet at which the summed
-    # hazard -log(1 - p) passes the class's Exp(1) draw (geometric: a mean of 1/p - 1/2
-    # spacings). Class by class, the kernel waits exactly that.
-    spacing = 0.1e-6
+    # Per packet the receiver answers the first marked packet after the dead time. Its CNP
+    # interval started at the marked packet the last cut answered, so the flow's packets
+    # after it come at whole spacings g from it: the first after tau at ceil(tau / g) g,
+    # then each marked with p, the cut at the one where the summed hazard -log(1 - p)
+    # passes the class's Exp(1) draw. Class by class, the kernel waits exactly that.
+    spacing = 0.3e-6  # tau = 4 us is 13.3 spacings: the first packet after it 0.2 us on
     hazard = -math.log1p(-min(p, 1.0 - reaction.P_CEIL))
+    first = math.ceil(nvidia.tau / spacing) * spacing - nvidia.tau
     for c in range(100):
-        wait = _wait_for_the_next_cut(nvidia, p, spacing, c) / spacing
-        u, e = reaction.packet_phase(float(c), 1.0), reaction.marks_needed(float(c), 1.0)
-        assert wait == pytest.approx(u + math.ceil(e / hazard) - 1.0, rel=1e-6, abs=1e-6)
+        wait = _wait_for_the_next_cut(nvidia, p, spacing, c)
+        e = reaction.marks_needed(float(c), 1.0)
+        expected = first + (math.ceil(e / hazard) - 1.0) * spacing
+        assert wait == pytest.approx(expected, rel=1e-6, abs=1e-12)
 
 
-def test_with_every_packet_marked_a_cut_waits_half_a_spacing_on_average(nvidia):
-    # U uniform over (0, 1): over 400 classes the mean wait is half a spacing (standard
-    # error 0.014 spacings; the bound is four), never more than one.
-    spacing = 0.1e-6
-    waits = np.array([_wait_for_the_next_cut(nvidia, 1.0, spacing, c) for c in range(400)])
-    assert waits.min() >= -1e-12 and waits.max() <= spacing * (1 + 1e-9)
-    assert np.mean(waits) / spacing == pytest.approx(0.5, abs=0.06)
+def test_with_every_packet_marked_a_flow_is_cut_every_whole_number_of_spacings(nvidia):
+    # At 16:1 on 400G a flow's packets reach the receiver 1.3 us apart: tau = 4 us ends
+    # between the third and the fourth, so with every packet marked the cuts come every
+    # four spacings, 5.2 us (per packet, `tests/validation/packet_level.py`: 5.24 us apart
+    # while the spacing is 1.31), whatever the step.
+    spacing = 1.3e-6
+    for dt in (0.1e-6, 0.4e-6):
+        cs = one_class()
+        cut_at, now = [], 0.0
+        while len(cut_at) < 5:
+            before = cs.rp[reaction.CUTS, 0]
+            step(cs, nvidia, 1.0, 0.0, PKT / spacing, dt)
+            now += dt
+            if cs.rp[reaction.CUTS, 0] > before:
+                cut_at.append(now - cs.rp[reaction.SINCE_CUT, 0])
+        np.testing.assert_allclose(np.diff(cut_at), 4 * spacing, rtol=1e-9)
 
 
 def test_a_train_of_marks_cuts_once_per_tau_while_the_sender_is_paused(nvidia):
     # Every packet leaving marked, the sender paused (nothing sent: the byte counter
-    # stands still): a cut every tau (plus the wait for the next packet, at most one
-    # packet's spacing: 82 ns at the line), each by alpha / 2; R_T is set to R_C only at the first cut (the flow
+    # stands still): a cut every tau (and on to the next packet: at the line they are
+    # 82 ns apart, so every 49 spacings, 4.01 us), each by alpha / 2; R_T is set to R_C only at the first cut (the flow
     # was raised before it, never after). Alpha falls from 1 towards a quarter (a cut in
     # one alpha interval of four) by 5/1024 per us, so it stays above 0.8 over 40 us.
     cs = one_class()
