@@ -71,6 +71,7 @@ def test_the_kernel_matches_its_twin_step_by_step(knobs, rate, alpha, steps, ide
             np.testing.assert_allclose(getattr(kernel, name), getattr(twin, name), rtol=1e-9)
         assert knobs.rate_min <= kernel.rc[0] <= LINE and kernel.rt[0] <= LINE
         assert 0.0 <= kernel.alpha[0] <= 1.0
+        assert 0.0 < kernel.rp[reaction.PHASE, 0] <= 1.0 + 1e-9  # the next packet, ahead
 
 
 def test_the_draws_are_exponential_and_alike_in_both(catalog):
