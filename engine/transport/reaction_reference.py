@@ -68,7 +68,7 @@ def react_per_cut(
         cut_at = math.inf
         if hazard > 0.0 and packets > 0.0:
             whole = max(math.ceil((s["need"] - s["marks"]) / hazard), 1.0) - 1.0
-            cut_at = dead + (_after(s["phase"], packets * dead) + whole) / packets
+            cut_at = dead + (_next_packet(s["phase"], packets * dead) + whole) / packets
         until = {
             "cut": cut_at,
             "alpha": k.tau_alpha - s["alpha_clock"],
@@ -79,7 +79,7 @@ def react_per_cut(
         }
         t = max(min(until.values()), 0.0)
         span = min(t, left)
-        s["phase"] = _after(s["phase"], packets * min(span, dead))  # no mark counts in tau
+        s["phase"] = _next_packet(s["phase"], packets * min(span, dead))  # no mark counts in tau
         moved = packets * max(span - dead, 0.0)
         if moved >= s["phase"]:
             crossed = math.floor(moved - s["phase"]) + 1.0
@@ -100,8 +100,8 @@ def react_per_cut(
         cs.rp[i, c] = s[name]
 
 
-def _after(phase: float, passed: float) -> float:
-    """Where the next packet stands once `passed` packets' spacings have gone by."""
+def _next_packet(phase: float, passed: float) -> float:
+    """Where the next packet stands (in spacings) once `passed` spacings have gone by."""
     if passed < phase:
         return phase - passed
     return phase + math.floor(passed - phase) + 1.0 - passed
