@@ -10,6 +10,7 @@ equal shares within the same 15%.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -239,10 +240,11 @@ def test_dcqcn_at_nvidia_defaults_finishes_alike_in_packets_and_in_the_fluid(wor
     assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
+@functools.cache
 def _dcqcn_alone(n: int):
     """An n:1 incast of 4 MB under ECN and DCQCN at NVIDIA's defaults without PFC, on a
     port buffer deep enough that nothing drops (1 GB): packet runs and the fluid's mean flow
-    throughput and makespan."""
+    throughput and makespan (once per n for the two tests that read them)."""
     config, spec = mechanisms("roce_dcqcn")
     config = replace(config, mechanisms=Mechanisms("none", True, False))
     network = incast(n, replace(spec, port_buffer_bytes=1e9), 4e6)
