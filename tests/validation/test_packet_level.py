@@ -140,10 +140,11 @@ def test_a_permutation_finishes_alike_in_packets_and_in_the_fluid(mechanism, mod
     assert_close_throughput(nbytes, fluid_finish, packet_finish)
 
 
-@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc"])
+@pytest.mark.parametrize("mechanism", ["ib_credits", "roce_pfc", "roce_dcqcn"])
 def test_packets_and_the_fluid_rank_ecmp_adaptive_and_spraying_alike(mechanism) -> None:
     """Static ECMP collides flows, adaptive routing places them apart, spraying spreads
-    each over every uplink: both models rank them so by mean flow throughput."""
+    each over every uplink: both models rank them so by mean flow throughput (with RoCE's
+    DCQCN on too, as the presets run it)."""
     means = {"fluid": [], "packets": []}
     for mode in ("ecmp", "adaptive", "spray"):
         nbytes, fluid_finish, packet_finish = permutation_runs(mechanism, mode)
