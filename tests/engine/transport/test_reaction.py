@@ -64,14 +64,22 @@ def step(cs, k, p: float, sent: float, out: float, dt: float) -> None:
 def test_the_kernel_matches_its_twin_step_by_step(knobs, rate, alpha, steps, identity):
     kernel = one_class(rate, LINE, alpha, identity)
     twin = one_class(rate, LINE, alpha, identity)
+    now, last_cut = 0.0, -math.inf
     for p, sent, out, dt in steps:
+        cuts = kernel.rp[reaction.CUTS, 0]
         step(kernel, knobs, p, sent, out, dt)
+        now += dt
         reaction_reference.react_per_cut(twin, 0, (p, sent, out), LINE, knobs, PKT, dt)
         for name in ("rc", "rt", "alpha", "rp"):
             np.testing.assert_allclose(getattr(kernel, name), getattr(twin, name), rtol=1e-9)
         assert knobs.rate_min <= kernel.rc[0] <= LINE and kernel.rt[0] <= LINE
         assert 0.0 <= kernel.alpha[0] <= 1.0
         assert 0.0 < kernel.rp[reaction.PHASE, 0] <= 1.0 + 1e-9  # the next packet, ahead
+        if kernel.rp[reaction.CUTS, 0] > cuts:  # never two cuts within the dead time
+            assert kernel.rp[reaction.CUTS, 0] == cuts + 1  # (a step is shorter than tau)
+            cut_at = now - kernel.rp[reaction.SINCE_CUT, 0]
+            assert cut_at - last_cut >= knobs.tau * (1 - 1e-9)
+            last_cut = cut_at
 
 
 def test_the_draws_are_exponential_and_alike_in_both(catalog):
