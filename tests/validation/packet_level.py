@@ -28,6 +28,9 @@ receiver returns a BECN half the flow's feedback delay later; each BECN raises t
 CCT index, its timer lowers it by one, and the flow is paced at line x t_pkt / (t_pkt +
 gap) as `engine.transport.control.ibcc_rate` reads the table. No loss.
 
+For an ablation, `run_packets(..., round_robin=True)` makes every switch egress serve its
+flows in turn, a packet each, instead of in arrival order.
+
 Small on purpose (plain Python, a heap of events), so it can be read whole and trusted; it
 runs networks of tens of flows and a few MB each in seconds.
 """
@@ -75,7 +78,7 @@ class _Link:
     def __init__(self, capacity: float, propagation: float) -> None:
         self.capacity = capacity
         self.propagation = propagation
-        self.queue: deque[tuple[int, int, int, float, bool]] = deque()
+        self.queue: deque[tuple[int, int, int, float, bool]] | _RoundRobin = deque()
         self.queued = 0.0  # bytes in `queue` (flow, path, hop, bytes, ECN-marked)
         self.busy = False
         self.paused = False
@@ -86,6 +89,33 @@ class _Link:
         self.turn = 0
         self.wake_at = math.inf
         self.fecn_count = 0  # packets left since the last FECN (IB CC marks one in n)
+
+
+class _RoundRobin:
+    """An egress queue that serves its flows in turn, a packet each, instead of in arrival
+    order: the queue `deque` is, for the ablation that asks what the FIFO order does."""
+
+    def __init__(self) -> None:
+        self.by_flow: dict[int, deque[tuple[int, int, int, float, bool]]] = {}
+
+    def append(self, packet: tuple[int, int, int, float, bool]) -> None:
+        self.by_flow.setdefault(packet[0], deque()).append(packet)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_flow)
+
+    def __getitem__(self, index: int) -> tuple[int, int, int, float, bool]:
+        if index != 0:
+            raise IndexError("a round-robin queue shows only its next packet")
+        return next(iter(self.by_flow.values()))[0]
+
+    def popleft(self) -> tuple[int, int, int, float, bool]:
+        flow, waiting = next(iter(self.by_flow.items()))
+        packet = waiting.popleft()
+        del self.by_flow[flow]
+        if waiting:
+            self.by_flow[flow] = waiting  # to the back of the turn
+        return packet
 
 
 class _Rate:
@@ -117,13 +147,20 @@ def run_packets(
     horizon_s: float = math.inf,
     window_s: tuple[float, float] | None = None,
     sample_s: float = 1e-6,
+    round_robin: bool = False,
 ) -> PacketRun:
     """Send every flow of `network` to completion (or to `horizon_s`), packet by packet
     (see the module). With `sprayed`, the flows are those instead of the network's classes:
     (bytes, paths over the network's links) each, every packet on one of its paths at
     random (seeded); the result then has one "class" per flow. `window_s` is where the
-    delivered bytes and the queue samples (every `sample_s`) are watched."""
-    return _Sim(network, config, sprayed, seed).run(horizon_s, window_s, sample_s)
+    delivered bytes and the queue samples (every `sample_s`) are watched. With
+    `round_robin`, switch egress queues serve their flows in turn, a packet each, instead of
+    in arrival order (an ablation: what the FIFO order does)."""
+    sim = _Sim(network, config, sprayed, seed)
+    if round_robin:
+        for link in sim.links:
+            link.queue = _RoundRobin()
+    return sim.run(horizon_s, window_s, sample_s)
 
 
 class _Sim:
