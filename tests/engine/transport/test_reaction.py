@@ -157,8 +157,9 @@ def test_a_train_of_marks_cuts_once_per_tau_while_the_sender_is_paused(nvidia):
     # Every packet leaving marked, the sender paused (nothing sent: the byte counter
     # stands still): a cut every tau (and on to the next packet: at the line they are
     # 82 ns apart, so every 49 spacings, 4.01 us), each by alpha / 2; R_T is set to R_C
-    # only at the first cut (the flow was raised before it, never after). Alpha falls from 1 towards a quarter (a cut in
-    # one alpha interval of four) by 5/1024 per us, so it stays above 0.8 over 40 us.
+    # only at the first cut (the flow was raised before it, never after). Alpha falls from
+    # 1 towards a quarter (a cut in one alpha interval of four) by 5/1024 per us, so it
+    # stays above 0.8 over 40 us.
     cs = one_class()
     dt = 0.1e-6
     for _ in range(round(40.05e-6 / dt)):
