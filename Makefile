@@ -40,7 +40,7 @@ test: $(STAMP) check-system
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses=2
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --json
