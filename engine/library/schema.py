@@ -107,6 +107,12 @@ def create_v1(db: sqlite_utils.Database) -> None:
         not_null={"name", "body"},
     )
     db["scenarios"].create_index(["name"], unique=True)
+    # What the library list reads, in its order, so that listing reads this index and not
+    # the table with every scenario's body (`engine.library.store.Library.list`).
+    db["scenarios"].create_index(
+        ["deleted_at", "modified", "name", "description", "tags", "created"],
+        index_name="idx_scenarios_listing",
+    )
     db["versions"].create(
         {
             "id": int,

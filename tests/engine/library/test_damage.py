@@ -90,7 +90,12 @@ def test_a_library_missing_a_table_is_damaged(library_path):
 
 
 def test_a_library_missing_a_column_is_damaged(library_path):
-    edit(library_path, "alter table scenarios drop column deleted_at")
+    # SQLite drops no column an index reads: the listing index goes first
+    edit(
+        library_path,
+        "drop index idx_scenarios_listing",
+        "alter table scenarios drop column deleted_at",
+    )
     refused(library_path, r"is damaged \(table scenarios has no column deleted_at\)")
 
 
