@@ -31,6 +31,10 @@ from engine.library.errors import (
 )
 from engine.library.schema import MIGRATIONS, SCHEMA_VERSION
 
+# The write-ahead log's size at which it is folded back into the file: SQLite's default on
+# its default pages (1,000 x 4 KiB).
+WAL_CHECKPOINT_BYTES = 4_096_000
+
 
 @dataclass(frozen=True)
 class Opened:
@@ -76,6 +80,10 @@ def open_checked(path: Path, version: int, read_only: bool, timeout: float) -> O
             message = f"library migrated to schema {SCHEMA_VERSION}"
         if db.journal_mode != "wal":
             db.enable_wal()
+        # SQLite folds the write-ahead log back into the file every so many pages (1,000 by
+        # default): on a new library's 64 KiB pages that would let the log grow to 64 MB.
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.execute(f"PRAGMA wal_autocheckpoint = {max(WAL_CHECKPOINT_BYTES // page, 1)}")
         return Opened(conn, False, message, newer)
     except (sqlite3.Error, LibraryError, UnicodeDecodeError) as exc:
         if conn is not None:
