@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link
 
@@ -98,19 +99,41 @@ def utilization_histogram(
 
 
 def top_indices(values: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the `count` largest `values`, largest first, ties by ascending index;
-    a partition picks the candidates, so only they are sorted."""
-    values = np.asarray(values, dtype=float)
-    n = values.shape[0]
-    if count <= 0 or n == 0:
+    """Indices of the `count` largest `values`, largest first, ties by ascending index.
+
+    One pass keeping the best `count` in order (`_top_k`). numpy's partition, used before,
+    slows down more than tenfold on arrays of few distinct values, which is what link
+    utilizations are (most links idle or at one share): 17 ms a call on the 16k preset, 4.4
+    of the Training tab's 6.4 s latency curve (numpy 2.4, 2026-12-06)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if count <= 0 or values.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    if count < n:
-        kth = np.partition(values, n - count)[n - count]
-        candidates = np.flatnonzero(values >= kth)
-    else:
-        candidates = np.arange(n)
-    order = np.lexsort((candidates, -values[candidates]))
-    return candidates[order][:count]
+    return _top_k(values, min(int(count), values.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def _top_k(values: np.ndarray, count: int) -> np.ndarray:
+    """The indices of the `count` largest `values` (1 <= count <= len), largest first, ties
+    by ascending index: a value displaces a kept one only when strictly larger, so among
+    equals the one met first stays ahead."""
+    best = np.empty(count, dtype=np.float64)
+    index = np.empty(count, dtype=np.int64)
+    kept = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if kept == count:
+            if not v > best[count - 1]:
+                continue
+        else:
+            kept += 1
+        at = kept - 1
+        while at > 0 and best[at - 1] < v:
+            best[at] = best[at - 1]
+            index[at] = index[at - 1]
+            at -= 1
+        best[at] = v
+        index[at] = i
+    return index[:kept]
 
 
 def hottest_links(fabric: Fabric, util: np.ndarray, count: int = 10) -> list[dict[str, Any]]:
