@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.flows.fluid_parts import fluid_finish_by_parts
 from engine.flows.solver import link_loads, max_min_rates, simulate_fluid
 
 _EPS = 1e-12  # relative: bytes left below this share of a flow's size count as sent
@@ -26,14 +27,22 @@ def finish_with_starts(
     capacity: np.ndarray,
     sizes: np.ndarray,
     start_s: np.ndarray,
+    part_of_flow: np.ndarray | None = None,
 ) -> np.ndarray:
     """Finish time (absolute, s) of every flow of `sizes` bytes that starts at `start_s`;
-    ``inf`` for a flow that crosses a link of no capacity."""
+    ``inf`` for a flow that crosses a link of no capacity. With `part_of_flow` (labels of
+    parts that share no link) and one start time, each part runs on its own
+    (`engine.flows.fluid_parts`)."""
     sizes = np.asarray(sizes, dtype=np.float64)
     start = np.asarray(start_s, dtype=np.float64)
     if start.size == 0 or bool(np.all(start == start[0])):  # one start: the kernel's own run
+        offset = float(start[0]) if start.size else 0.0
+        if part_of_flow is not None:
+            return offset + fluid_finish_by_parts(
+                flow_ptr, entry_link, entry_weight, capacity, sizes, part_of_flow
+            )
         fluid = simulate_fluid(flow_ptr, entry_link, entry_weight, capacity, sizes)
-        return fluid.finish + (float(start[0]) if start.size else 0.0)
+        return fluid.finish + offset
     n = sizes.shape[0]
     left = sizes.copy()
     finish = np.full(n, np.inf)

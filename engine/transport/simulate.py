@@ -25,7 +25,7 @@ from engine.flows.arrivals import finish_with_starts
 from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.blocks import arrange
-from engine.transport.copies import Copies, find_copies
+from engine.transport.copies import Copies, find_copies, parts
 from engine.transport.gates import Gates, time_to_bind
 from engine.transport.live import Unfolding, cut_window, live_part, shrink
 from engine.transport.network import TransportNetwork
@@ -34,7 +34,7 @@ from engine.transport.result import TransportResult
 from engine.transport.series import merge_pairs, over_budget
 from engine.transport.settle import Window, at_rest, comparable_windows, pace_settled, settled
 from engine.transport.step import run_window
-from engine.transport.structures import SampleAcc, State, Stats, Tables
+from engine.transport.structures import GateTable, SampleAcc, State, Stats, Tables
 from engine.transport.tables import (
     MAX_HISTORY_BYTES,
     LinkDerived,
@@ -396,8 +396,16 @@ def _ideal(network: TransportNetwork) -> tuple[np.ndarray, np.ndarray]:
     weights = np.repeat(cl.multiplicity, np.diff(cl.ptr))
     capacity = network.links.capacity_Bps
     per_flow = max_min_rates(cl.ptr, cl.links, weights, capacity)
+    # Each part (classes joined by the links they share) on its own: the same finish
+    # times, at a cost that follows the parts' sizes (engine.flows.fluid_parts).
+    ptr, path = cl.ptr.astype(np.int64), cl.links.astype(np.int64)
+    part_of_flow = None
+    if path.size:
+        no_gates = GateTable(np.zeros(ptr.size, dtype=np.int64), np.zeros(0, np.int64), np.zeros(0))
+        _, part_of_link = parts(ptr, path, network.links.n_links, no_gates)
+        part_of_flow = part_of_link[path[np.minimum(ptr[:-1], path.size - 1)]]
     finish = finish_with_starts(
-        cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity, cl.start_s
+        cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity, cl.start_s, part_of_flow
     )
     return per_flow * cl.multiplicity, finish
 
