@@ -90,11 +90,12 @@ def recovering(w: Window, tables: Tables) -> np.ndarray:
     window (hyper increase adds a few Mb/s per event): a run that took such a class for
     settled jumped at the rate of its recovery and finished a 400 MB flow 29% late."""
     cl = tables.classes
-    if not tables.knobs.dcqcn_on or cl.size.shape[0] == 0:
+    marks = w.per_link["marked"][tables.entries.link]
+    if not tables.knobs.dcqcn_on or cl.size.shape[0] == 0 or marks.size == 0:
         return np.zeros(cl.size.shape[0], dtype=bool)
     ptr = cl.ptr.astype(np.int64)
-    marks = w.per_link["marked"][tables.entries.link]
-    heard = np.add.reduceat(marks, np.minimum(ptr[:-1], max(marks.size - 1, 0))) > 0.0
+    # a class of no hop hears nothing (reduceat would read the next class's first hop)
+    heard = np.add.reduceat(marks, np.minimum(ptr[:-1], marks.size - 1)) > 0.0
     heard &= np.diff(ptr) > 0
     below = w.controls["rc"] < cl.line_rate * (1.0 - 1e-9)
     return w.started & ~w.finished & below & ~heard
