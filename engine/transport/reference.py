@@ -28,6 +28,12 @@ from engine.transport.structures import (
 CRUMB_BYTES = 1e-6
 ROOT_SHARE = 1.0 - 1e-9
 P_CEIL = 1e-12
+# An ablation, not a twin of the kernel: when set (`tests/validation/fifo_fluid.py`), switch
+# egress queues serve their bytes in the order they arrived, as a FIFO does, instead of the
+# kernel's even service of every class's queued bytes. It offers `serve(allowed, dt)` (bytes
+# each entry leaves with this step), `arrived(link, entry, bytes, step)` and
+# `forget(link, entry)` (a queue emptied to its crumbs).
+FIFO_EGRESS = None
 
 
 # --- rate controls -----------------------------------------------------------------------
@@ -193,13 +199,17 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             else:
                 normal += q
         on_link[li] = (on_link[li], claims, normal)
+    fifo = FIFO_EGRESS
+    fifo_out = fifo.serve(allowed, dt) if fifo is not None else None
     for e in range(n_entries):
         if ent.prev[e] < 0 or cs.queue[e] <= 0.0:
             continue
         li = int(ent.link[e])
         _, claims, normal = on_link[li]
         q, budget = cs.queue[e], allowed[li] * dt
-        if cs.deadline[e] < math.inf:
+        if fifo_out is not None:
+            out = min(fifo_out.get(e, 0.0), q)
+        elif cs.deadline[e] < math.inf:
             left = cs.deadline[e] - now
             want = q if left <= dt else q * dt / left
             out = want if claims <= budget else want * budget / claims
@@ -208,6 +218,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             out = q if normal <= rest else q * rest / normal
         if q - out < CRUMB_BYTES * tables.classes.multiplicity[int(ent.cls[e])]:
             out = q
+            if fifo is not None:
+                fifo.forget(li, e)
         cs.queue[e] = q - out
         held_back[int(ent.prev[e])] += q - out
         served[li] += out
@@ -297,6 +309,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         lost = a * (share[int(ent.link[e])] if k.lossy else share[kk])
         cs.queue[e] += a - lost
         ls.occupancy[kk] += a - lost
+        if fifo is not None:
+            fifo.arrived(int(ent.link[e]), e, a - lost, n)
         if lost > 0.0:
             c = int(ent.cls[e])
             cs.remaining[c] += lost
