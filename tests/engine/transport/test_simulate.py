@@ -42,7 +42,7 @@ def test_jumping_over_settled_stretches_matches_stepping_through(tech, ib, roce)
     np.testing.assert_allclose(jumped.pause_fraction, stepped.pause_fraction, atol=0.01)
 
 
-def test_a_run_never_jumps_while_dcqcn_raises_a_class(roce):
+def test_jumping_matches_stepping_through_while_dcqcn_raises_a_class(roce):
     # Two flows collide and DCQCN cuts them; a third starts at 3 ms. Recovering from the
     # cuts, R_C and R_T climb by a few Mb/s per increase event, within the settle tolerance
     # from one window to the next: the run took that for settled and jumped at the rates
