@@ -182,9 +182,10 @@ def mean_throughput_and_makespan(runs) -> tuple[float, float]:
     return float(np.mean(run_means(runs))), float(np.mean(makespans))
 
 
-def fluid_throughput_and_makespan(network, config, flow_class) -> tuple[float, float]:
-    """The fluid model's mean flow throughput and makespan, per flow of a packet run."""
-    fluid = simulate(network, config)
+def fluid_throughput_and_makespan(network, config, flow_class, run=simulate) -> tuple[float, float]:
+    """The fluid model's mean flow throughput and makespan, per flow of a packet run (run
+    by `run`: the kernel, or `simulate_fifo` for the twin with FIFO queues)."""
+    fluid = run(network, config)
     assert fluid.finished
     finish = fluid.finish_s[flow_class]
     nbytes = network.classes.bytes[flow_class] / network.classes.multiplicity[flow_class]
@@ -251,11 +252,16 @@ def _dcqcn_alone(n: int):
     """An n:1 incast of 4 MB under ECN and DCQCN at NVIDIA's defaults without PFC, on a
     port buffer deep enough that nothing drops (1 GB): packet runs and the fluid's mean flow
     throughput and makespan (once per n for the two tests that read them)."""
-    config, spec = mechanisms("roce_dcqcn")
-    config = replace(config, mechanisms=Mechanisms("none", True, False))
-    network = incast(n, replace(spec, port_buffer_bytes=1e9), 4e6)
+    network, config = _dcqcn_alone_network(n)
     runs = ensemble(network, config)
     return runs, fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+
+
+def _dcqcn_alone_network(n: int):
+    """The network and configuration of `_dcqcn_alone`: no PFC, a 1 GB port buffer."""
+    config, spec = mechanisms("roce_dcqcn")
+    config = replace(config, mechanisms=Mechanisms("none", True, False))
+    return incast(n, replace(spec, port_buffer_bytes=1e9), 4e6), config
 
 
 @pytest.mark.parametrize("n", [4, 8, 16])
@@ -337,13 +343,26 @@ def test_with_fifo_egress_the_fluid_reads_the_packets_high_fan_in_incasts(n, vic
     # DCQCN"). Mean flow throughput and makespan within the file's 15%.
     network, config, runs = _dcqcn_incast(n, 4e6, victim)
     packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
-    fifo = simulate_fifo(network, config)
-    assert fifo.finished
-    flow_class = runs[0].flow_class
-    nbytes = network.classes.bytes[flow_class] / network.classes.multiplicity[flow_class]
-    finish = fifo.finish_s[flow_class]
-    assert float(np.mean(nbytes / finish)) == pytest.approx(packet_mean, rel=TOLERANCE)
-    assert float(finish.max()) == pytest.approx(packet_makespan, rel=TOLERANCE)
+    fifo_mean, fifo_makespan = fluid_throughput_and_makespan(
+        network, config, runs[0].flow_class, run=simulate_fifo
+    )
+    assert fifo_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert fifo_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
+
+
+def test_with_fifo_egress_the_fluid_finishes_the_16_to_1_incast_without_pfc_alike() -> None:
+    # The kernel's known gap without PFC (above: the last flow 28% late, four classes
+    # behind) is the queue's service too: with FIFO egress queues on the twin the makespan
+    # reads the packets' (2026-12-06: -0.0%) and the mean stays (-0.6%). Both within the
+    # file's 15%.
+    runs, _ = _dcqcn_alone(16)
+    packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
+    network, config = _dcqcn_alone_network(16)
+    fifo_mean, fifo_makespan = fluid_throughput_and_makespan(
+        network, config, runs[0].flow_class, run=simulate_fifo
+    )
+    assert fifo_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert fifo_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
 @pytest.mark.parametrize(("n", "flow_bytes"), [(8, 4e6), (16, 4e6), (16, 16e6)])
