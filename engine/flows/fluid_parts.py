@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.flows.solver import fluid_kernel
+from engine.flows.solver import fluid_kernel, index_array
 
 
 def fluid_finish_by_parts(
@@ -40,7 +40,7 @@ def fluid_finish_by_parts(
     part_ptr = np.concatenate([[0], bounds, [n_flows]]).astype(np.int64)
     _by_parts(
         np.ascontiguousarray(flow_ptr, dtype=np.int64),
-        np.ascontiguousarray(entry_link, dtype=np.int64),
+        index_array(entry_link),
         np.ascontiguousarray(entry_weight, dtype=np.float64),
         np.ascontiguousarray(capacity, dtype=np.float64),
         np.ascontiguousarray(sizes, dtype=np.float64),
