@@ -94,11 +94,20 @@ def shrink(
     entries = _entries_of(tables.classes.ptr, keep_class, np.diff(tables.classes.ptr)[keep_class])
     ls, cs = state.links, state.classes
     # C order, as the kernel was compiled for (one signature for every run).
-    links = LinkState(*(np.ascontiguousarray(a[..., keep_link]) for a in ls))
-    per_entry = ("queue", "deadline")
+    # The FIFO bins stay whole: each link and entry keeps its column (`fifo_at`).
+    whole = ("fifo_bytes", "fifo")
+    links = LinkState(
+        *(
+            a if name in whole else np.ascontiguousarray(a[..., keep_link])
+            for name, a in zip(ls._fields, ls, strict=True)
+        )
+    )
+    per_entry = ("queue", "deadline", "fifo_last", "fifo_at")
     classes = ClassState(
         *(
-            np.ascontiguousarray(a[entries] if name in per_entry else a[..., keep_class])
+            a
+            if name in whole
+            else np.ascontiguousarray(a[entries] if name in per_entry else a[..., keep_class])
             for name, a in zip(cs._fields, cs, strict=True)
         )
     )

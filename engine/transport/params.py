@@ -139,6 +139,12 @@ class TransportConfig:
     `dt_s` is the fixed step of the transient phase; `cc_interval_s` how often the senders'
     rate controls (DCQCN, IB CC) move (a multiple of the step, at least one);
     `sample_interval_s` the spacing of the time series in the result.
+    `egress_service` is how a switch egress queue serves its classes: ``fifo`` in the order
+    their bytes came, in bins of `fifo_bin_s` over up to `fifo_depth_s` of queue (deeper,
+    the newest bin takes the rest), or ``even``, every class's queued bytes in proportion
+    (`engine.transport.fifo`). Both are resolutions of the model, not figures of a device:
+    bins must be finer than the gaps a PFC pause leaves among a sender's bytes (1 us keeps
+    them, 10 us loses them: docs/transport.md, "The FIFO closes it").
     """
 
     mechanisms: Mechanisms
@@ -154,6 +160,9 @@ class TransportConfig:
     sample_interval_s: float = 1e-6
     settle: SettleParams = field(default_factory=SettleParams)
     max_steps: int = 20_000_000
+    egress_service: str = "fifo"
+    fifo_bin_s: float = 100e-9
+    fifo_depth_s: float = 1e-3
 
     @property
     def reaction_point(self) -> bool:

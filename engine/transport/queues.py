@@ -5,15 +5,17 @@ The first half of `engine.transport.step`'s step, as numba functions inlined int
 1. `allowed_rates`: what each link may send this step: its capacity, nothing while the far
    end's pause holds it (PFC: the XOFF state of `react_steps` steps ago), or what the credits
    allow (free far-end buffer over the credit round trip).
-2. `serve_queues`: switch egress queues serve their classes, fluid FIFO: in proportion to the
-   queued bytes, except that a class whose last byte has arrived is drained by the time the
-   queue ahead of it is served, first.
+2. `serve_queues`: switch egress queues serve their classes in the order their bytes came
+   (`engine.transport.fifo`), or with the even service: in proportion to the queued bytes,
+   except that a class whose last byte has arrived is drained by the time the queue ahead
+   of it is served, first.
 3. `inject`: each NIC link shares what it may send among its flows (queue pairs, served in
    turn) by water filling over its classes' offers (`class_offers`: flows times line, DCQCN
    or IB CC rate), so a class of two flows gets twice the share of a class of one.
 4. `arrive`: arrivals join their queues; overflow of a far-end buffer share (lossless) or of
    an egress port's buffer (lossy) is dropped and returned to its sender.
-5. `track_tails`: the FIFO drain deadlines of classes with nothing left to send.
+5. `track_tails`: under the even service, the drain deadlines of classes with nothing left
+   to send.
 
 Served and injected bytes arrive at the next hop at the end of the step (one step per hop).
 """
@@ -26,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from engine.transport.control import ibcc_rate
+from engine.transport.fifo import fifo_arrive, fifo_forget, fifo_plan, fifo_take
 from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC, State, Stats, Tables
 
 # Bytes per flow below this left in a queue leave with the rest (float crumbs never block a
@@ -107,7 +110,8 @@ def allowed_rates(
 
 @njit(cache=True, nogil=True, inline="always")
 def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple) -> None:
-    """Step 2: switch egress queues serve their classes (fluid FIFO)."""
+    """Step 2: switch egress queues serve their classes (in bins in the order their bytes
+    came, or evenly)."""
     (
         queue_total,
         served,
@@ -119,6 +123,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         egress_in,
         got,
         got_acc,
+        plan,
     ) = s
     link, prev, cls, last = (
         tables.entries.link,
@@ -139,6 +144,10 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
     zero(claim_total, r[4], r[5])
     zero(normal_total, r[4], r[5])
     zero(served, r[4], r[5])
+    fifo = tables.knobs.fifo_width > 0
+    if fifo:
+        first, count = block_range(r[4], r[5])
+        fifo_plan(tables, state, allowed, plan, first, count)
     begin, count = block_range(r[2], r[3])
     for at in range(count):
         e = begin + at
@@ -147,6 +156,8 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         li = link[e]
         q = queue[e]
         queue_total[li] += q
+        if fifo:
+            continue
         if q > 0.0 and deadline[e] < math.inf:
             left = deadline[e] - now
             claim_total[li] += q if left <= dt else q * dt / left
@@ -160,7 +171,9 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             continue
         li = link[e]
         budget = allowed[li] * dt
-        if deadline[e] < math.inf:
+        if fifo:
+            out = fifo_take(state, plan, e, li, q)
+        elif deadline[e] < math.inf:
             left = deadline[e] - now
             want = q if left <= dt else q * dt / left
             out = want if claim_total[li] <= budget else want * budget / claim_total[li]
@@ -169,6 +182,8 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             out = q if normal_total[li] <= rest else q * rest / normal_total[li]
         if q - out < CRUMB_BYTES * mult[cls[e]]:
             out = q
+            if fifo:
+                fifo_forget(state, e, li)
         queue[e] = q - out
         held[prev[e]] += q - out
         served[li] += out
@@ -316,6 +331,8 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
     occupancy, backlog = state.links.occupancy, state.links.backlog
     dropped, dropped_class = stats.dropped, stats.dropped_class
     lossy = tables.knobs.lossy
+    fifo = tables.knobs.fifo_width > 0
+    bin_steps = tables.knobs.fifo_bin_steps
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         k = begin + at
@@ -342,6 +359,8 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
         lost = a * (drop_share[link[e]] if lossy else drop_share[k])
         queue[e] += a - lost
         occupancy[k] += a - lost
+        if fifo and a > lost:
+            fifo_arrive(state, bin_steps, e, link[e], a - lost)
         if lost > 0.0:
             c = cls[e]
             remaining[c] += lost
@@ -354,9 +373,11 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
 
 @njit(cache=True, nogil=True, inline="always")
 def track_tails(tables: Tables, state: State, queue_total: np.ndarray, r: tuple) -> None:
-    """Give the first non-empty hop of a class with nothing left to send its FIFO drain
-    deadline (now plus the time to serve the queue it waits in); a class sending again
-    (after a drop) loses its deadlines."""
+    """Under the even service, give the first non-empty hop of a class with nothing left to
+    send its drain deadline (now plus the time to serve the queue it waits in, as a FIFO
+    would); a class sending again (after a drop) loses its deadlines."""
+    if tables.knobs.fifo_width > 0:
+        return
     cptr, link, capacity = tables.classes.ptr, tables.entries.link, tables.links.capacity
     queue, deadline = state.classes.queue, state.classes.deadline
     finish, remaining = state.classes.finish, state.classes.remaining

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from engine.transport.fifo_reference import fifo_arrive, fifo_forget, fifo_plan, fifo_take
 from engine.transport.reaction_reference import react_per_cut
 from engine.transport.structures import (
     CONTROL_CREDIT,
@@ -28,12 +29,6 @@ from engine.transport.structures import (
 CRUMB_BYTES = 1e-6
 ROOT_SHARE = 1.0 - 1e-9
 P_CEIL = 1e-12
-# An ablation, not a twin of the kernel: when set (`tests/validation/fifo_fluid.py`), switch
-# egress queues serve their bytes in the order they arrived, as a FIFO does, instead of the
-# kernel's even service of every class's queued bytes. It offers `serve(allowed, dt)` (bytes
-# each entry leaves with this step), `arrived(link, entry, bytes, step)` and
-# `forget(link, entry)` (a queue emptied to its crumbs).
-FIFO_EGRESS = None
 
 
 # --- rate controls -----------------------------------------------------------------------
@@ -184,10 +179,12 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             rate = min(rate, window, max(lk.buffer[li] - ls.occupancy[li], 0.0) / dt)
         allowed[li], paused[li] = rate, held
 
-    # 2. switch egress queues serve (fluid FIFO; drained tails first)
+    # 2. switch egress queues serve (FIFO bins, or evenly with drained tails first)
     arrivals = [0.0] * n_entries
     inflow, held_back, egress_in, served = ([0.0] * n_links for _ in range(4))
     queue_total = [0.0] * n_links
+    fifo = k.fifo_width > 0
+    plan = fifo_plan(state, allowed, dt) if fifo else None
     for li in range(n_links):
         claims, normal = 0.0, 0.0
         for e in on_link[li]:
@@ -199,16 +196,14 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             else:
                 normal += q
         on_link[li] = (on_link[li], claims, normal)
-    fifo = FIFO_EGRESS
-    fifo_out = fifo.serve(allowed, dt) if fifo is not None else None
     for e in range(n_entries):
         if ent.prev[e] < 0 or cs.queue[e] <= 0.0:
             continue
         li = int(ent.link[e])
         _, claims, normal = on_link[li]
         q, budget = cs.queue[e], allowed[li] * dt
-        if fifo_out is not None:
-            out = min(fifo_out.get(e, 0.0), q)
+        if fifo:
+            out = fifo_take(state, plan[li], e, q)
         elif cs.deadline[e] < math.inf:
             left = cs.deadline[e] - now
             want = q if left <= dt else q * dt / left
@@ -218,8 +213,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             out = q if normal <= rest else q * rest / normal
         if q - out < CRUMB_BYTES * tables.classes.multiplicity[int(ent.cls[e])]:
             out = q
-            if fifo is not None:
-                fifo.forget(li, e)
+            if fifo:
+                fifo_forget(state, e, li)
         cs.queue[e] = q - out
         held_back[int(ent.prev[e])] += q - out
         served[li] += out
@@ -309,8 +304,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         lost = a * (share[int(ent.link[e])] if k.lossy else share[kk])
         cs.queue[e] += a - lost
         ls.occupancy[kk] += a - lost
-        if fifo is not None:
-            fifo.arrived(int(ent.link[e]), e, a - lost, n)
+        if fifo and a > lost:
+            fifo_arrive(state, k.fifo_bin_steps, e, int(ent.link[e]), a - lost)
         if lost > 0.0:
             c = int(ent.cls[e])
             cs.remaining[c] += lost
@@ -320,9 +315,9 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             for f in hops[c]:
                 cs.deadline[f] = math.inf
 
-    # FIFO tails: the first non-empty hop of a class with nothing left to send
+    # even service's tails: the first non-empty hop of a class with nothing left to send
     for c in range(n_classes):
-        if cs.finish[c] < math.inf or cs.remaining[c] > 0.0:
+        if fifo or cs.finish[c] < math.inf or cs.remaining[c] > 0.0:
             continue
         for e in hops[c][1:]:
             if cs.queue[e] > 0.0:

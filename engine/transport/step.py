@@ -3,7 +3,7 @@
 A step of `dt` seconds, in this order:
 
 1-4. *What moves* (`engine.transport.queues`): what each link may send (capacity, a pause
-   in force, the credit window), switch egress queues serving their classes (fluid FIFO),
+   in force, the credit window), switch egress queues serving their classes (FIFO bins),
    NICs injecting their classes' offers (water filling), arrivals joining their queues and
    overflow dropped and returned to its sender. Bytes move one hop per step.
 5. *Pause state.* A port whose held bytes reach XOFF asks for a pause, one at XON or below
@@ -217,6 +217,9 @@ def _step(
         sent,
         offer,
         satisfied,
+        plan_first,
+        plan_end,
+        plan_part,
         _,
         _,
     ) = scratch
@@ -241,6 +244,7 @@ def _step(
             egress_in,
             stats.delivered,
             acc.delivered,
+            (plan_first, plan_end, plan_part),
         ),
         r,
     )
@@ -281,8 +285,9 @@ def _step(
 
 @njit(cache=True, nogil=True)
 def new_scratch(n_links: int, n_entries: int, n_classes: int, n_blocks: int) -> tuple:
-    """Per-step work arrays, allocated once per window; per block where its steps
-    reached (steps taken, open sample's steps, rows written; the clock's time)."""
+    """Per-step work arrays, allocated once per window (per link: what FIFO service
+    empties, `engine.transport.fifo.fifo_plan`); per block where its steps reached (steps
+    taken, open sample's steps, rows written; the clock's time)."""
     return (
         np.zeros(n_links),
         np.zeros(n_links, dtype=np.bool_),
@@ -298,6 +303,9 @@ def new_scratch(n_links: int, n_entries: int, n_classes: int, n_blocks: int) -> 
         np.zeros(n_classes),
         np.zeros(n_classes),
         np.zeros(n_classes, dtype=np.bool_),
+        np.zeros(n_links, dtype=np.int64),
+        np.zeros(n_links, dtype=np.int64),
+        np.zeros(n_links),
         np.zeros((n_blocks, 3), dtype=np.int64),
         np.zeros(n_blocks),
     )

@@ -95,8 +95,10 @@ class BlockTable(NamedTuple):
 
 class Knobs(NamedTuple):
     """The step, the packet size, whether the fabric is lossy (drops at a full egress
-    queue rather than at a full lossless ingress), which rate controls run, and every how
-    many steps they move (their dynamics are microseconds slow; the queues' are not)."""
+    queue rather than at a full lossless ingress), which rate controls run, every how
+    many steps they move (their dynamics are microseconds slow; the queues' are not), and
+    the FIFO egress rings' steps per bin and bins per ring (`engine.transport.fifo_shape`;
+    no bins: the even service)."""
 
     dt: float
     pkt_bytes: float
@@ -104,6 +106,8 @@ class Knobs(NamedTuple):
     dcqcn_on: bool
     ibcc_on: bool
     cc_every: int
+    fifo_bin_steps: int = 1
+    fifo_width: int = 0
 
 
 class DcqcnKnobs(NamedTuple):
@@ -161,7 +165,11 @@ class LinkState(NamedTuple):
     arrived in the last step, which stand for the switch pipeline), the far end's pause
     request now (`xoff`) and its history (`pfc_ring`, one row per step, read with the
     reaction delay), the ECN marking probability and the IB CC congestion flag of its
-    egress queue, and its standing queue after the last step."""
+    egress queue, and its standing queue after the last step; its egress queue's FIFO
+    ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins and
+    its column of `fifo_bytes` (bytes per bin, one row per bin of the ring, none when queues
+    serve evenly; one column per link of the run's first network, kept whole when the run
+    is cut to its live part)."""
 
     occupancy: np.ndarray
     backlog: np.ndarray
@@ -170,6 +178,10 @@ class LinkState(NamedTuple):
     mark_prob: np.ndarray
     congested: np.ndarray
     queue: np.ndarray
+    fifo_bytes: np.ndarray
+    fifo_head: np.ndarray
+    fifo_tail: np.ndarray
+    fifo_at: np.ndarray
 
 
 class ClassState(NamedTuple):
@@ -180,7 +192,10 @@ class ClassState(NamedTuple):
     (mark probability along the path, per-flow send rate, BECN flag, per-flow rate out of the
     network: the packets that leave the queues and carry their marks), one row per step, and
     the delivered bytes at the last step (for the rate out); the DCQCN reaction point's
-    clocks and counters, one column per class (`engine.transport.reaction`)."""
+    clocks and counters, one column per class (`engine.transport.reaction`); the FIFO
+    bins (`engine.transport.fifo`: per entry past its first hop a column, its bytes in each
+    bin of its link's ring, kept whole as `LinkState.fifo_bytes` is), each entry's column
+    (`fifo_at`) and the newest bin it has bytes in."""
 
     queue: np.ndarray
     deadline: np.ndarray
@@ -198,6 +213,9 @@ class ClassState(NamedTuple):
     fb_out: np.ndarray
     last_out: np.ndarray
     rp: np.ndarray
+    fifo: np.ndarray
+    fifo_last: np.ndarray
+    fifo_at: np.ndarray
 
 
 class Clock(NamedTuple):

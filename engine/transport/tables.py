@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.transport.blocks import block_table
 from engine.transport.copies import ranks_in_parts
+from engine.transport.fifo_shape import fifo_shape
 from engine.transport.gates import no_gates
 from engine.transport.headroom import (
     credit_round_trip_s,
@@ -226,10 +227,12 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
             links.flow_capacity_Bps()[first_links], classes.feedback_delay_s, config
         ).astype(np.float64),
     )
-    injection, gates = _injection(network), _gates(network)
+    injection, gates, entries = _injection(network), _gates(network), _entries(network)
+    lossy = config.mechanisms.lossless == "none"
+    fifo_bin_steps, fifo_width = fifo_shape(link_table, entries, lossy, dt, config)
     tables = Tables(
         links=link_table,
-        entries=_entries(network),
+        entries=entries,
         classes=class_table,
         inject=injection,
         gates=gates,
@@ -239,10 +242,12 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         knobs=Knobs(
             dt,
             float(config.mtu_bytes),
-            config.mechanisms.lossless == "none",
+            lossy,
             bool(config.mechanisms.dcqcn),
             bool(config.mechanisms.ib_cc),
             max(1, round(config.cc_interval_s / dt)),
+            fifo_bin_steps,
+            fifo_width,
         ),
         dcqcn=dcqcn_knobs(config.dcqcn),
         ibcc=ibcc_knobs(config.ib_cc),
@@ -289,6 +294,10 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             f"{MAX_HISTORY_BYTES / 2**20:,.0f} MiB): a latency this long is no fabric's"
         )
     line = cl.line_rate
+    width = tables.knobs.fifo_width
+    n_columns = int(np.count_nonzero(tables.entries.prev >= 0))
+    fifo_at = np.full(n_entries, -1, dtype=np.int64)
+    fifo_at[tables.entries.prev >= 0] = np.arange(n_columns)
     return State(
         links=LinkState(
             occupancy=np.zeros(n_links),
@@ -298,6 +307,10 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             mark_prob=np.zeros(n_links),
             congested=np.zeros(n_links, dtype=np.bool_),
             queue=np.zeros(n_links),
+            fifo_bytes=np.zeros((width, n_links)),
+            fifo_head=np.zeros(n_links, dtype=np.int64),
+            fifo_tail=np.full(n_links, -1, dtype=np.int64),
+            fifo_at=np.arange(n_links, dtype=np.int64),
         ),
         classes=ClassState(
             queue=np.zeros(n_entries),
@@ -321,6 +334,9 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
                 if tables.knobs.dcqcn_on and tables.dcqcn.per_cut > 0.0
                 else n_classes
             ),
+            fifo=np.zeros((width, n_columns)),
+            fifo_last=np.full(n_entries, -1, dtype=np.int64),
+            fifo_at=fifo_at,
         ),
         clock=Clock(np.zeros(1, dtype=np.int64), np.zeros(1)),
     )

@@ -29,7 +29,6 @@ from engine.transport.simulate import simulate
 from engine.transport.spray import bundle_sprayed
 from engine.transport.workloads import incast, switch_spec, victim_incast
 from tests.engine.transport.test_spray import path_by_path
-from tests.validation.fifo_fluid import simulate_fifo
 from tests.validation.packet_level import run_packets
 from tests.validation.test_transport import _paper_setup
 
@@ -182,10 +181,9 @@ def mean_throughput_and_makespan(runs) -> tuple[float, float]:
     return float(np.mean(run_means(runs))), float(np.mean(makespans))
 
 
-def fluid_throughput_and_makespan(network, config, flow_class, run=simulate) -> tuple[float, float]:
-    """The fluid model's mean flow throughput and makespan, per flow of a packet run (run
-    by `run`: the kernel, or `simulate_fifo` for the twin with FIFO queues)."""
-    fluid = run(network, config)
+def fluid_throughput_and_makespan(network, config, flow_class) -> tuple[float, float]:
+    """The fluid model's mean flow throughput and makespan, per flow of a packet run."""
+    fluid = simulate(network, config)
     assert fluid.finished
     finish = fluid.finish_s[flow_class]
     nbytes = network.classes.bytes[flow_class] / network.classes.multiplicity[flow_class]
@@ -278,44 +276,35 @@ def test_dcqcn_alone_at_high_fan_in_shares_alike_in_packets_and_in_the_fluid(n) 
     assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
 
 
-@pytest.mark.parametrize(
-    "n",
-    [
-        4,
-        8,
-        pytest.param(
-            16,
-            marks=pytest.mark.xfail(
-                strict=True, reason="four fluid classes are still sending when the queue drains"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("n", [4, 8, 16])
 def test_dcqcn_alone_at_high_fan_in_finishes_alike_in_packets_and_in_the_fluid(n) -> None:
     # The same runs' makespans within the file's 15%. At 16:1 per packet every flow has sent
-    # its last byte while the 57 MB queue still drains, and all finish with it (1,280 us);
-    # in the fluid twelve classes run in step and four fall behind at the start (1.2-1.3
-    # MB left at 100 us against 0.1), are cut to DCQCN's floor by the marks of the drain
-    # and wait out the 300 us timer (the last at 1,634 us, +28%). The mean agrees (above).
+    # its last byte while the 57 MB queue still drains, and all finish with it (1,280 us).
+    # With the even service of its egress queues the fluid's twelve classes ran in step and
+    # four fell behind at the start, were cut to DCQCN's floor by the marks of the drain and
+    # waited out the 300 us timer (the last at 1,634 us, +28%); FIFO queues keep the
+    # senders' spacings apart as the packets do (2026-12-06: -0.0%).
     runs, (_, fluid_makespan) = _dcqcn_alone(n)
     _, packet_makespan = mean_throughput_and_makespan(runs)
     assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
 @pytest.mark.parametrize("n", [4, 8, 16])
-def test_with_round_robin_egress_the_packets_read_the_fluids_incast(n) -> None:
-    # Where the high fan-in gap below comes from. The same incasts (PFC, ECN and DCQCN at
-    # NVIDIA's defaults) with the packets' switch egress queues serving their flows in turn,
-    # a packet each, instead of in arrival order: the fluid's queue, which serves each
-    # class's queued bytes evenly, is closer to that than to a FIFO, and the two agree
-    # within the file's 15% (2026-12-06: +0.4%, -5.3%, -0.1%; against FIFO packets the
-    # fluid reads -0.2%, -7.7%, -15.1%). At 16:1 the gap is then the FIFO's order, which
-    # replays each sender's PFC pauses into the marks it hears (docs/transport.md).
+def test_with_round_robin_egress_the_packets_read_the_fluids_even_service(n) -> None:
+    # Where the high fan-in gap of the even service came from. The same incasts (PFC, ECN
+    # and DCQCN at NVIDIA's defaults) with the packets' switch egress queues serving their
+    # flows in turn, a packet each, instead of in arrival order: the fluid's even service,
+    # every class's queued bytes in proportion, is closer to that than to a FIFO, and the
+    # two agree within the file's 15% (2026-12-06: +0.4%, -5.3%, -0.1%; against FIFO
+    # packets it read -0.2%, -7.7%, -15.1%). At 16:1 the gap was the FIFO's order, which
+    # replays each sender's PFC pauses into the marks it hears (docs/transport.md): the
+    # model's default service is FIFO since (below).
     config, spec = mechanisms("roce_dcqcn")
     network = incast(n, spec, 4e6)
     runs = ensemble(network, config, round_robin=True)
     packet_mean, _ = mean_throughput_and_makespan(runs)
-    fluid_mean, _ = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+    even = replace(config, egress_service="even")
+    fluid_mean, _ = fluid_throughput_and_makespan(network, even, runs[0].flow_class)
     assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
 
 
@@ -331,59 +320,28 @@ def _dcqcn_incast(n: int, flow_bytes: float, victim: bool = False):
     return network, config, ensemble(network, config)
 
 
-@pytest.mark.parametrize(("n", "victim"), [(8, False), (16, False), (16, True)])
-def test_with_fifo_egress_the_fluid_reads_the_packets_high_fan_in_incasts(n, victim) -> None:
-    # The fluid with FIFO egress queues (an ablation on the plain-Python twin,
-    # tests/validation/fifo_fluid.py) against the packets, 4 MB per flow. The kernel's
-    # queues serve every class's queued bytes evenly and read 7% (8:1), 15% (16:1) and 19%
-    # (16:1 with a victim) under the packets' mean flow throughput (the known gap below).
-    # Served in arrival order, a paused sender's gap reaches the receiver a queueing delay
-    # later as a stretch without CNPs, its byte counter completes and fast recovery lifts
-    # it: the winners the packets show (docs/transport.md, "High fan-in under PFC and
-    # DCQCN"). Mean flow throughput and makespan within the file's 15%.
-    network, config, runs = _dcqcn_incast(n, 4e6, victim)
+@pytest.mark.parametrize(
+    ("n", "flow_bytes", "victim"),
+    [(8, 4e6, False), (16, 4e6, False), (16, 4e6, True), (16, 16e6, False)],
+)
+def test_dcqcn_at_nvidia_defaults_with_many_senders_fares_alike_per_packet(
+    n, flow_bytes, victim
+) -> None:
+    # High fan-in under PFC and DCQCN at NVIDIA's defaults, against the packets. Per packet
+    # the second round leaves the senders apart: a sender PFC paused for a while leaves a
+    # gap among its bytes in the FIFO egress queue, the gap reaches the receiver a queueing
+    # delay later as a stretch without marked packets, so without CNPs, its byte counter
+    # completes and fast recovery lifts it (docs/transport.md, "High fan-in under PFC and
+    # DCQCN"). With the even service of its egress queues the fluid's classes stayed
+    # together and collapsed together: 7% (8:1), 15% (16:1), 19% (16:1 with a victim) and
+    # 18% (16:1 of 16 MB, makespan +44%) under the packets' mean flow throughput. Its FIFO
+    # queues (`engine.transport.fifo`) replay the gaps. Mean flow throughput and makespan
+    # within the file's 15%.
+    network, config, runs = _dcqcn_incast(n, flow_bytes, victim)
     packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
-    fifo_mean, fifo_makespan = fluid_throughput_and_makespan(
-        network, config, runs[0].flow_class, run=simulate_fifo
-    )
-    assert fifo_mean == pytest.approx(packet_mean, rel=TOLERANCE)
-    assert fifo_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
-
-
-def test_with_fifo_egress_the_fluid_finishes_the_16_to_1_incast_without_pfc_alike() -> None:
-    # The kernel's known gap without PFC (above: the last flow 28% late, four classes
-    # behind) is the queue's service too: with FIFO egress queues on the twin the makespan
-    # reads the packets' (2026-12-06: -0.0%) and the mean stays (-0.6%). Both within the
-    # file's 15%.
-    runs, _ = _dcqcn_alone(16)
-    packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
-    network, config = _dcqcn_alone_network(16)
-    fifo_mean, fifo_makespan = fluid_throughput_and_makespan(
-        network, config, runs[0].flow_class, run=simulate_fifo
-    )
-    assert fifo_mean == pytest.approx(packet_mean, rel=TOLERANCE)
-    assert fifo_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
-
-
-@pytest.mark.parametrize(("n", "flow_bytes"), [(8, 4e6), (16, 4e6), (16, 16e6)])
-def test_dcqcn_at_nvidia_defaults_with_many_senders_is_a_known_gap(n, flow_bytes) -> None:
-    # An 8:1 and a 16:1 incast of 4 MB: per packet the second round leaves the senders
-    # apart (those sending faster count their byte counter through and recover within
-    # tens of microseconds, the slow ones wait at the floor for the timer), and the winners
-    # keep the link busy; the fluid's classes stay together through it and collapse
-    # together again. Mean flow throughput 8% (8:1) and 15% (16:1) under the
-    # packets' mean (the published mean field: 34% over), more than the packets' own
-    # spread; without PFC the two agree (above), so the gap is PFC's (at 16:1 the FIFO's:
-    # docs/transport.md). The test keeps it, as a bias beyond three standard deviations of
-    # the seeds, so that closing it is noticed. At 16 MB per flow there are more rounds:
-    # per packet each leaves a few losers at DCQCN's floor while the winners keep the link
-    # busy, in the fluid every class collapses together (docs/transport.md, "High fan-in
-    # under PFC and DCQCN"): 18% under at 16:1.
-    network, config, runs = _dcqcn_incast(n, flow_bytes)
-    means = run_means(runs)
-    fluid_mean, _ = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
-    assert fluid_mean < np.mean(means) - 3 * np.std(means), "the gap closed: make this a test"
-    pytest.xfail("the fluid's senders re-synchronise at high fan-in under DCQCN's defaults")
+    fluid_mean, fluid_makespan = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+    assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
 # --- InfiniBand CC per packet [GRAN10] -------------------------------------------------------
