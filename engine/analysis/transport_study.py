@@ -60,6 +60,9 @@ SERIES_POINTS = 400  # time-series rows kept per series
 HOTTEST_PORTS = 10
 PORT_SERIES = 4
 FLOW_SERIES = 4
+# FIFO bins wider than this lose part of the gaps a pause leaves in a sender's bytes
+# (docs/transport.md, "The FIFO closes it": 1 us keeps them, 3 us loses part).
+FINEST_GAP_S = 1e-6
 
 
 def _spray_refused(reason: str) -> ScenarioError:
@@ -262,6 +265,12 @@ def _summary(
         )
     if routed.unreachable.size:
         notes.append(f"{routed.unreachable.size} connections unreachable, left out")
+    if result.fifo_bin_s > FINEST_GAP_S:
+        notes.append(
+            f"egress queues served in {result.fifo_bin_s * 1e6:.3g} us bins (the FIFO rings' "
+            "memory bound at this size): the gaps PFC pauses leave among a sender's bytes are "
+            "not replayed finer than that"
+        )
     dropped = float(result.dropped_bytes.sum())
     if dropped > 0:
         notes.append(f"{dropped / 1e6:.4g} MB dropped and sent again")

@@ -15,11 +15,13 @@ past its first hop its bytes in each bin of its link's ring (a column of `ClassS
 and the newest bin it has bytes in (`fifo_last`). The columns are the run's first network's
 (`fifo_at` of each link and entry), so that a run cut to its live part
 (`engine.transport.live`) keeps the rings in place. A bin gathers the arrivals of
-`Knobs.fifo_bin_steps` steps (`engine.transport.tables.fifo_shape`). A link's
+`Knobs.fifo_bin_steps` steps; a ring holds a power of two of them, so that a bin's place
+in it is a mask (`engine.transport.fifo_shape`). A link's
 service empties its oldest bins whole and takes a share of the next, each entry's bytes in
 that bin in proportion. When the ring is full, arrivals join its newest bin: the tail
-coarsens while the head, being served, keeps its resolution. A ring of no bins is the
-even service (`engine.transport.queues.serve_queues`).
+coarsens while the head, being served, keeps its resolution. A queue only one class uses
+(`LinkTable.shared` false) keeps no bins: any order serves it alike. A ring of no bins is
+the even service (`engine.transport.queues.serve_queues`).
 
 Inlined into the step kernel; `engine.transport.fifo_reference` is the plain-Python twin.
 """
@@ -47,17 +49,20 @@ def fifo_plan(
     first, full_end, part = plan
     ls = state.links
     bins, head, tail, at_link = ls.fifo_bytes, ls.fifo_head, ls.fifo_tail, ls.fifo_at
-    width = bins.shape[0]
+    mask = bins.shape[0] - 1
     dt = tables.knobs.dt
+    shared = tables.links.shared
     for at in range(count):
         k = begin + at
+        h, t = head[k], tail[k]
+        if h > t or not shared[k]:
+            continue  # empty, or one class's: `fifo_take` reads no plan of it
         col = at_link[k]
         budget = allowed[k] * dt
-        h, t = head[k], tail[k]
         first[k] = h
         share = 0.0
         while h <= t:
-            pos = h % width
+            pos = h & mask
             held = bins[pos, col]
             if held <= budget:
                 budget -= held
@@ -80,18 +85,20 @@ def fifo_take(state: State, plan: tuple, e: int, k: int, queued: float) -> float
     first, full_end, part = plan
     cs = state.classes
     fifo, last, col = cs.fifo, cs.fifo_last, cs.fifo_at[e]
-    width = fifo.shape[0]
-    if last[e] < full_end[k]:
-        for b in range(first[k], last[e] + 1):
-            fifo[b % width, col] = 0.0
+    mask = fifo.shape[0] - 1
+    if last[e] < state.links.fifo_head[k]:
+        # every bin it has bytes in is emptied (this step, from `first[k]` on, or before:
+        # an empty ring has no plan)
+        for b in range(max(first[k], last[e] - mask), last[e] + 1):
+            fifo[b & mask, col] = 0.0
         return queued
     out = 0.0
     for b in range(first[k], full_end[k]):
-        pos = b % width
+        pos = b & mask
         out += fifo[pos, col]
         fifo[pos, col] = 0.0
     if part[k] > 0.0:
-        pos = full_end[k] % width
+        pos = full_end[k] & mask
         x = fifo[pos, col] * part[k]
         fifo[pos, col] -= x
         out += x
@@ -105,26 +112,25 @@ def fifo_forget(state: State, e: int, k: int) -> None:
     cs, ls = state.classes, state.links
     fifo, col = cs.fifo, cs.fifo_at[e]
     bins, lcol = ls.fifo_bytes, ls.fifo_at[k]
-    width = fifo.shape[0]
+    mask = fifo.shape[0] - 1
     for b in range(ls.fifo_head[k], cs.fifo_last[e] + 1):
-        pos = b % width
+        pos = b & mask
         bins[pos, lcol] = max(bins[pos, lcol] - fifo[pos, col], 0.0)
         fifo[pos, col] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fifo_arrive(state: State, bin_steps: int, e: int, k: int, nbytes: float) -> None:
-    """`nbytes` of entry `e` join link `k`'s queue at this step: into the bin of this
-    step, or the ring's newest when it is full."""
+def fifo_arrive(state: State, now: int, e: int, k: int, nbytes: float) -> None:
+    """`nbytes` of entry `e` join link `k`'s queue in bin `now` (this step's), or the
+    ring's newest when it is full."""
     cs, ls = state.classes, state.links
     head, tail = ls.fifo_head, ls.fifo_tail
-    width = cs.fifo.shape[0]
-    now = state.clock.step[0] // bin_steps
+    mask = cs.fifo.shape[0] - 1
     if head[k] > tail[k]:
         head[k] = now
-    b = min(now, head[k] + width - 1)
+    b = min(now, head[k] + mask)
     tail[k] = b
-    pos = b % width
+    pos = b & mask
     ls.fifo_bytes[pos, ls.fifo_at[k]] += nbytes
     cs.fifo[pos, cs.fifo_at[e]] += nbytes
     cs.fifo_last[e] = b

@@ -11,13 +11,18 @@ from __future__ import annotations
 from engine.transport.structures import State
 
 
-def fifo_plan(state: State, allowed: list[float], dt: float) -> dict[int, tuple[int, int, float]]:
-    """Per link: (first bin emptied, end of the bins emptied wholly, share taken of the
-    next); moves each link's head past what it emptied."""
+def fifo_plan(
+    state: State, allowed: list[float], dt: float, tables_shared
+) -> dict[int, tuple[int, int, float]]:
+    """Per link two or more classes share (`tables_shared`): (first bin emptied, end of
+    the bins emptied wholly, share taken of the next); moves each link's head past what it
+    emptied."""
     ls = state.links
     width = ls.fifo_bytes.shape[0]
     plan = {}
     for k in range(len(allowed)):
+        if not tables_shared[k]:
+            continue
         col = int(ls.fifo_at[k])
         budget = allowed[k] * dt
         h, t = int(ls.fifo_head[k]), int(ls.fifo_tail[k])
@@ -37,14 +42,15 @@ def fifo_plan(state: State, allowed: list[float], dt: float) -> dict[int, tuple[
     return plan
 
 
-def fifo_take(state: State, plan: tuple[int, int, float], e: int, queued: float) -> float:
-    """Bytes entry `e` leaves its queue with this step under its link's `plan`."""
+def fifo_take(state: State, plan: tuple[int, int, float], e: int, k: int, queued: float) -> float:
+    """Bytes entry `e` leaves its queue on link `k` with this step under the link's `plan`:
+    all it holds once every bin it has bytes in is emptied."""
     cs = state.classes
     fifo, last, col = cs.fifo, int(cs.fifo_last[e]), int(cs.fifo_at[e])
     width = fifo.shape[0]
     first, full_end, share = plan
-    if last < full_end:
-        for b in range(first, last + 1):
+    if last < int(state.links.fifo_head[k]):
+        for b in range(max(first, last - width + 1), last + 1):
             fifo[b % width, col] = 0.0
         return queued
     out = 0.0
@@ -71,11 +77,10 @@ def fifo_forget(state: State, e: int, k: int) -> None:
         cs.fifo[pos, col] = 0.0
 
 
-def fifo_arrive(state: State, bin_steps: int, e: int, k: int, nbytes: float) -> None:
-    """`nbytes` of entry `e` join link `k`'s queue at this step."""
+def fifo_arrive(state: State, now: int, e: int, k: int, nbytes: float) -> None:
+    """`nbytes` of entry `e` join link `k`'s queue in bin `now` (this step's)."""
     ls, cs = state.links, state.classes
     width = cs.fifo.shape[0]
-    now = int(state.clock.step[0]) // bin_steps
     if ls.fifo_head[k] > ls.fifo_tail[k]:
         ls.fifo_head[k] = now
     b = min(now, int(ls.fifo_head[k]) + width - 1)

@@ -5,7 +5,8 @@ packet's time at 400 Gb/s, by default (`TransportConfig.fifo_bin_s`). A ring mus
 deep as a queue of the run can stand: what the buffers feeding the link can hold (the far
 ends of the links into it on a lossless fabric, its port's buffer on a lossy one) over the
 link's rate, at most `fifo_depth_s`. The rings take a float per bin per link and per entry
-past its first hop; where `MAX_FIFO_BYTES` would not hold them, the bins widen until the
+past its first hop, a power of two of them per ring (a bin's place in it is then a mask,
+not a division); where `MAX_FIFO_BYTES` would not hold them, the bins widen until the
 deepest queue fits.
 """
 
@@ -68,5 +69,6 @@ def fifo_shape(
     depth_steps = math.ceil(min(deepest_queue_s(links, entries, lossy), config.fifo_depth_s) / dt)
     columns = int(np.count_nonzero(entries.prev >= 0)) + links.capacity.shape[0]
     most_bins = max(2, MAX_FIFO_BYTES // (8 * max(columns, 1)))
-    bin_steps = max(1, round(config.fifo_bin_s / dt), math.ceil(depth_steps / most_bins))
-    return bin_steps, max(2, math.ceil(depth_steps / bin_steps) + 1)
+    most_bins = 1 << (most_bins.bit_length() - 1)  # a power of two: a bin's place is a mask
+    bin_steps = max(1, round(config.fifo_bin_s / dt), math.ceil(depth_steps / (most_bins - 1)))
+    return bin_steps, max(2, 1 << math.ceil(depth_steps / bin_steps).bit_length())

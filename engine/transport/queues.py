@@ -145,6 +145,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
     zero(normal_total, r[4], r[5])
     zero(served, r[4], r[5])
     fifo = tables.knobs.fifo_width > 0
+    shared = tables.links.shared
     if fifo:
         first, count = block_range(r[4], r[5])
         fifo_plan(tables, state, allowed, plan, first, count)
@@ -171,8 +172,10 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             continue
         li = link[e]
         budget = allowed[li] * dt
-        if fifo:
+        if fifo and shared[li]:
             out = fifo_take(state, plan, e, li, q)
+        elif fifo:
+            out = q if q <= budget else budget
         elif deadline[e] < math.inf:
             left = deadline[e] - now
             want = q if left <= dt else q * dt / left
@@ -182,7 +185,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             out = q if normal_total[li] <= rest else q * rest / normal_total[li]
         if q - out < CRUMB_BYTES * mult[cls[e]]:
             out = q
-            if fifo:
+            if fifo and shared[li]:
                 fifo_forget(state, e, li)
         queue[e] = q - out
         held[prev[e]] += q - out
@@ -331,8 +334,8 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
     occupancy, backlog = state.links.occupancy, state.links.backlog
     dropped, dropped_class = stats.dropped, stats.dropped_class
     lossy = tables.knobs.lossy
-    fifo = tables.knobs.fifo_width > 0
-    bin_steps = tables.knobs.fifo_bin_steps
+    fifo, shared = tables.knobs.fifo_width > 0, tables.links.shared
+    now_bin = state.clock.step[0] // tables.knobs.fifo_bin_steps
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         k = begin + at
@@ -359,8 +362,8 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
         lost = a * (drop_share[link[e]] if lossy else drop_share[k])
         queue[e] += a - lost
         occupancy[k] += a - lost
-        if fifo and a > lost:
-            fifo_arrive(state, bin_steps, e, link[e], a - lost)
+        if fifo and a > lost and shared[link[e]]:
+            fifo_arrive(state, now_bin, e, link[e], a - lost)
         if lost > 0.0:
             c = cls[e]
             remaining[c] += lost

@@ -184,7 +184,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
     inflow, held_back, egress_in, served = ([0.0] * n_links for _ in range(4))
     queue_total = [0.0] * n_links
     fifo = k.fifo_width > 0
-    plan = fifo_plan(state, allowed, dt) if fifo else None
+    plan = fifo_plan(state, allowed, dt, lk.shared) if fifo else None
     for li in range(n_links):
         claims, normal = 0.0, 0.0
         for e in on_link[li]:
@@ -202,8 +202,10 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         li = int(ent.link[e])
         _, claims, normal = on_link[li]
         q, budget = cs.queue[e], allowed[li] * dt
-        if fifo:
-            out = fifo_take(state, plan[li], e, q)
+        if fifo and lk.shared[li]:
+            out = fifo_take(state, plan[li], e, li, q)
+        elif fifo:
+            out = q if q <= budget else budget
         elif cs.deadline[e] < math.inf:
             left = cs.deadline[e] - now
             want = q if left <= dt else q * dt / left
@@ -213,7 +215,7 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             out = q if normal <= rest else q * rest / normal
         if q - out < CRUMB_BYTES * tables.classes.multiplicity[int(ent.cls[e])]:
             out = q
-            if fifo:
+            if fifo and lk.shared[li]:
                 fifo_forget(state, e, li)
         cs.queue[e] = q - out
         held_back[int(ent.prev[e])] += q - out
@@ -304,8 +306,8 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
         lost = a * (share[int(ent.link[e])] if k.lossy else share[kk])
         cs.queue[e] += a - lost
         ls.occupancy[kk] += a - lost
-        if fifo and a > lost:
-            fifo_arrive(state, k.fifo_bin_steps, e, int(ent.link[e]), a - lost)
+        if fifo and a > lost and lk.shared[int(ent.link[e])]:
+            fifo_arrive(state, n // k.fifo_bin_steps, e, int(ent.link[e]), a - lost)
         if lost > 0.0:
             c = int(ent.cls[e])
             cs.remaining[c] += lost

@@ -30,7 +30,8 @@ class TransportResult:
     headroom it needs and whether its buffer holds it. `steps` and `jumps` count the fixed
     steps taken and the settled stretches skipped; `settled_window_s` is the window of the
     steady state a run asked to stop at (``until_settled``), else None; `queues_at_rest`
-    is False when it stopped there with rates at rest but some queue still moving.
+    is False when it stopped there with rates at rest but some queue still moving;
+    `fifo_bin_s` is the width of the FIFO egress queues' bins (0: the even service).
     """
 
     network: TransportNetwork
@@ -60,6 +61,7 @@ class TransportResult:
     jumps: int
     settled_window_s: tuple[float, float] | None = None
     queues_at_rest: bool = True
+    fifo_bin_s: float = 0.0
 
     @property
     def finished(self) -> bool:

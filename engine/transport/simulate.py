@@ -449,6 +449,7 @@ def _result(
         t = Stats(*(a[cls] if c else a[link] for a, c in zip(t, per_class, strict=True)))
         derived = LinkDerived(**{f.name: getattr(derived, f.name)[link] for f in fields(derived)})
     ideal_rate, ideal_finish = _ideal(network)
+    knobs = run.tables.knobs
     with np.errstate(invalid="ignore", divide="ignore"):
         mark_share = np.where(t.served > 0, t.marked / t.served, 0.0)
     return TransportResult(
@@ -479,4 +480,5 @@ def _result(
         jumps=run.jumps,
         settled_window_s=settled_window,
         queues_at_rest=run.queues_at_rest,
+        fifo_bin_s=knobs.fifo_bin_steps * knobs.dt if knobs.fifo_width > 0 else 0.0,
     )

@@ -21,7 +21,9 @@ class LinkTable(NamedTuple):
     and how it pushes back (`control`: none, credits with their round trip, or PFC with
     XOFF/XON and the reaction delay in steps); the buffer of the port its egress queue sits
     in (`egress_buffer`, the drop limit of a lossy fabric) and the marking of that queue
-    (ECN RED thresholds, IB CC FECN threshold, ``inf`` when off)."""
+    (ECN RED thresholds, IB CC FECN threshold, ``inf`` when off); whether two or more
+    classes share that queue (`shared`: a queue of one class serves it alike in any order,
+    and keeps no FIFO bins)."""
 
     capacity: np.ndarray
     buffer: np.ndarray
@@ -35,6 +37,7 @@ class LinkTable(NamedTuple):
     kmax: np.ndarray
     pmax: np.ndarray
     fecn_threshold: np.ndarray
+    shared: np.ndarray
 
 
 class EntryTable(NamedTuple):

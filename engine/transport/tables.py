@@ -177,6 +177,14 @@ def ibcc_knobs(ib: IbCcParams) -> IbccKnobs:
     )
 
 
+def _shared_queues(network: TransportNetwork) -> np.ndarray:
+    """Per link: whether two or more classes queue at its egress (past their first hop)."""
+    ptr, links = network.classes.ptr, network.classes.links
+    queued = np.ones(links.shape[0], dtype=bool)
+    queued[ptr[:-1]] = False
+    return np.bincount(links[queued], minlength=network.links.n_links) > 1
+
+
 def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Tables, LinkDerived]:
     """The static kernel tables of a run, and the derived per-link numbers."""
     links = network.links
@@ -208,6 +216,7 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         kmax=links.ecn_kmax_bytes.astype(np.float64),
         pmax=links.ecn_pmax * float(ecn_on),
         fecn_threshold=fecn.astype(np.float64),
+        shared=_shared_queues(network),
     )
     first_links = classes.links[classes.ptr[:-1]]
     class_table = ClassTable(

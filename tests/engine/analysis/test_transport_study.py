@@ -185,6 +185,17 @@ def test_horizon_stops_the_run_and_says_so(ib: Scenario) -> None:
     json.loads(s.to_json())  # no infinity in the JSON form
 
 
+def test_fifo_bins_widened_by_the_memory_bound_are_said(
+    roce_pfc: Scenario, pfc_incast: TransportStudy, monkeypatch
+) -> None:
+    from engine.transport import fifo_shape
+
+    assert not any("bins" in note for note in pfc_incast.notes)
+    monkeypatch.setattr(fifo_shape, "MAX_FIFO_BYTES", 16 * 1024)
+    s = transport_study(roce_pfc, incast(bytes_per_flow=MIB))
+    assert any("us bins" in note and "memory bound" in note for note in s.notes)
+
+
 @pytest.mark.parametrize(
     "workload",
     [

@@ -36,7 +36,7 @@ def _incast_state(n: int = 2, **config_changes):
 def _arrive(backend, state, step: int, e: int, k: int, nbytes: float) -> None:
     state.clock.step[0] = step
     state.classes.queue[e] += nbytes
-    backend.fifo_arrive(state, 1, e, k, nbytes)
+    backend.fifo_arrive(state, step, e, k, nbytes)  # a bin per step
 
 
 def _serve(backend, tables, state, k: int, budget: float, entries: list[int]) -> list[float]:
@@ -49,9 +49,9 @@ def _serve(backend, tables, state, k: int, budget: float, entries: list[int]) ->
         fifo.fifo_plan(tables, state, allowed, plan, 0, n)
         outs = [fifo.fifo_take(state, plan, e, k, state.classes.queue[e]) for e in entries]
     else:
-        plans = fifo_reference.fifo_plan(state, list(allowed), tables.knobs.dt)
+        plans = fifo_reference.fifo_plan(state, list(allowed), tables.knobs.dt, tables.links.shared)
         outs = [
-            fifo_reference.fifo_take(state, plans[k], e, state.classes.queue[e]) for e in entries
+            fifo_reference.fifo_take(state, plans[k], e, k, state.classes.queue[e]) for e in entries
         ]
     for e, out in zip(entries, outs, strict=True):
         state.classes.queue[e] -= out
@@ -100,12 +100,15 @@ def test_a_full_ring_puts_the_newest_arrivals_in_its_newest_bin(name) -> None:
 
 def test_a_ring_reaches_as_deep_as_the_buffers_feeding_its_link() -> None:
     # 16 senders' ingress buffers (1 MB each at the sn5600's 400G share, PFC) behind one
-    # 50 GB/s link: a queue of up to 16 MB, 320 us, a bin per 100 ns step.
+    # 50 GB/s link: a queue of up to 16 MB, 320 us, 3,200 bins of a 100 ns step; the ring
+    # holds them and the newest, a power of two of bins (4,096).
     tables, state, _, _ = _incast_state(16)
     buffers = tables.links.buffer[tables.entries.prev[tables.entries.prev >= 0]]
-    depth_s = float(np.sum(buffers)) / float(tables.links.capacity.max())
+    depth_bins = float(np.sum(buffers)) / float(tables.links.capacity.max()) / tables.knobs.dt
+    width = state.classes.fifo.shape[0]
     assert tables.knobs.fifo_bin_steps == 1
-    assert state.classes.fifo.shape[0] == int(np.ceil(depth_s / tables.knobs.dt)) + 1
+    assert width & (width - 1) == 0
+    assert depth_bins + 1 <= width < 2 * (depth_bins + 1)
 
 
 def test_the_memory_bound_widens_the_bins(monkeypatch) -> None:

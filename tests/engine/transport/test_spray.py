@@ -132,7 +132,7 @@ def test_a_set_run_as_one_link_finishes_every_flow_when_its_paths_do(
     config = scenario_transport_config(fabric.scenario, catalog)
     # The same FIFO bins in both runs: the path-by-path network is large enough that the
     # rings' memory bound would widen its bins past the sets' (engine.transport.fifo_shape).
-    config = replace(config, mechanisms=Mechanisms(lossless, False, False), fifo_bin_s=6e-6)
+    config = replace(config, mechanisms=Mechanisms(lossless, False, False), fifo_bin_s=10e-6)
     as_sets = scenario_network(fabric, bundled.routed, catalog, ports=bundled.ports)
     split, owner = path_by_path(fabric, routed)
     as_paths = scenario_network(fabric, split, catalog)
