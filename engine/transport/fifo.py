@@ -15,8 +15,9 @@ past its first hop its bytes in each bin of its link's ring (a column of `ClassS
 and the newest bin it has bytes in (`fifo_last`). The columns are the run's first network's
 (`fifo_at` of each link and entry), so that a run cut to its live part
 (`engine.transport.live`) keeps the rings in place. A bin gathers the arrivals of
-`Knobs.fifo_bin_steps` steps; a ring holds a power of two of them, so that a bin's place
-in it is a mask (`engine.transport.fifo_shape`). A link's
+`Knobs.fifo_bin_steps` steps; a step without arrivals opens none (`fifo_stamp`: the time
+the newest opened at), so that the head never walks empty bins. A ring holds a power of
+two of them, so that a bin's place in it is a mask (`engine.transport.fifo_shape`). A link's
 service empties its oldest bins whole and takes a share of the next, each entry's bytes in
 that bin in proportion. When the ring is full, arrivals join its newest bin: the tail
 coarsens while the head, being served, keeps its resolution. A queue only one class uses
@@ -121,15 +122,16 @@ def fifo_forget(state: State, e: int, k: int) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def fifo_arrive(state: State, now: int, e: int, k: int, nbytes: float) -> None:
-    """`nbytes` of entry `e` join link `k`'s queue in bin `now` (this step's), or the
-    ring's newest when it is full."""
+    """`nbytes` of entry `e` join link `k`'s queue at bin time `now` (this step's): into
+    the newest bin if it opened at `now`, else into a new one, or the newest when the ring
+    is full."""
     cs, ls = state.classes, state.links
-    head, tail = ls.fifo_head, ls.fifo_tail
+    head, tail, stamp = ls.fifo_head, ls.fifo_tail, ls.fifo_stamp
     mask = cs.fifo.shape[0] - 1
-    if head[k] > tail[k]:
-        head[k] = now
-    b = min(now, head[k] + mask)
-    tail[k] = b
+    if (tail[k] < head[k] or stamp[k] < now) and tail[k] - head[k] < mask:
+        tail[k] += 1
+    stamp[k] = now
+    b = tail[k]
     pos = b & mask
     ls.fifo_bytes[pos, ls.fifo_at[k]] += nbytes
     cs.fifo[pos, cs.fifo_at[e]] += nbytes

@@ -2,8 +2,8 @@
 
 The same rules and the same order of sums as the kernel's: a link's service empties its
 oldest bins whole and takes a share of the next; an entry leaves with its bytes in them, or
-with all it holds once every bin it has bytes in is empty; arrivals join the bin of their
-step, or the ring's newest when it is full.
+with all it holds once every bin it has bytes in is empty; arrivals join the newest bin if
+it opened in their bin time, else a new one, or the newest when the ring is full.
 """
 
 from __future__ import annotations
@@ -78,13 +78,16 @@ def fifo_forget(state: State, e: int, k: int) -> None:
 
 
 def fifo_arrive(state: State, now: int, e: int, k: int, nbytes: float) -> None:
-    """`nbytes` of entry `e` join link `k`'s queue in bin `now` (this step's)."""
+    """`nbytes` of entry `e` join link `k`'s queue at bin time `now` (this step's): into
+    the newest bin if it opened at `now`, else a new one (the newest when full)."""
     ls, cs = state.links, state.classes
     width = cs.fifo.shape[0]
-    if ls.fifo_head[k] > ls.fifo_tail[k]:
-        ls.fifo_head[k] = now
-    b = min(now, int(ls.fifo_head[k]) + width - 1)
-    ls.fifo_tail[k] = b
+    head, tail = int(ls.fifo_head[k]), int(ls.fifo_tail[k])
+    opens = tail < head or int(ls.fifo_stamp[k]) < now
+    if opens and tail - head < width - 1:
+        ls.fifo_tail[k] = tail + 1
+    ls.fifo_stamp[k] = now
+    b = int(ls.fifo_tail[k])
     ls.fifo_bytes[b % width, int(ls.fifo_at[k])] += nbytes
     cs.fifo[b % width, int(cs.fifo_at[e])] += nbytes
     cs.fifo_last[e] = b

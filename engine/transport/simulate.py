@@ -227,12 +227,15 @@ def _go_live(
     run.unfold.gather(run.rows, run.state)
     run.unfold.narrow(keep)
     small, run.state, run.acc = shrink(network, run.tables, run.state, run.acc, keep)
-    knobs = run.tables.knobs  # the FIFO rings keep the shape they were allocated with
+    # The FIFO rings keep the shape they were allocated with, and a queue its service
+    # (binned while the run's first network shared it), so that the cut changes nothing.
+    knobs, shared = run.tables.knobs, run.tables.links.shared[keep[1]]
     run.tables, _ = build_tables(small, config)
     run.tables = run.tables._replace(
+        links=run.tables.links._replace(shared=shared),
         knobs=run.tables.knobs._replace(
             fifo_bin_steps=knobs.fifo_bin_steps, fifo_width=knobs.fifo_width
-        )
+        ),
     )
     run.totals = new_stats(small.links.n_links, small.classes.n_classes)
     run.rows = []

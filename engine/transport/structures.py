@@ -169,8 +169,8 @@ class LinkState(NamedTuple):
     request now (`xoff`) and its history (`pfc_ring`, one row per step, read with the
     reaction delay), the ECN marking probability and the IB CC congestion flag of its
     egress queue, and its standing queue after the last step; its egress queue's FIFO
-    ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins and
-    its column of `fifo_bytes` (bytes per bin, one row per bin of the ring, none when queues
+    ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins, the
+    time (in bins) the newest opened at, and its column of `fifo_bytes` (bytes per bin, one row per bin of the ring, none when queues
     serve evenly; one column per link of the run's first network, kept whole when the run
     is cut to its live part)."""
 
@@ -184,6 +184,7 @@ class LinkState(NamedTuple):
     fifo_bytes: np.ndarray
     fifo_head: np.ndarray
     fifo_tail: np.ndarray
+    fifo_stamp: np.ndarray
     fifo_at: np.ndarray
 
 

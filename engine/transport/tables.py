@@ -319,6 +319,7 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             fifo_bytes=np.zeros((width, n_links)),
             fifo_head=np.zeros(n_links, dtype=np.int64),
             fifo_tail=np.full(n_links, -1, dtype=np.int64),
+            fifo_stamp=np.full(n_links, -1, dtype=np.int64),
             fifo_at=np.arange(n_links, dtype=np.int64),
         ),
         classes=ClassState(

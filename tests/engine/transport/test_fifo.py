@@ -84,16 +84,28 @@ def test_a_bin_is_shared_in_proportion_to_its_bytes(name) -> None:
 
 
 @pytest.mark.parametrize("name", BACKENDS)
-def test_a_full_ring_puts_the_newest_arrivals_in_its_newest_bin(name) -> None:
+def test_a_step_without_arrivals_opens_no_bin(name) -> None:
     backend = BACKENDS[name]
     tables, state, k, (a, b) = _incast_state()
-    width = state.classes.fifo.shape[0]
     _arrive(backend, state, 0, a, k, 1000.0)
-    _arrive(backend, state, width - 1, b, k, 1000.0)
-    _arrive(backend, state, width + 7, a, k, 1000.0)  # past the ring: joins B's bin
-    assert state.links.fifo_tail[k] == width - 1
+    _arrive(backend, state, 50, b, k, 1000.0)
+    assert state.links.fifo_tail[k] - state.links.fifo_head[k] == 1  # two bins
+    assert _serve(backend, tables, state, k, 1500.0, [a, b]) == pytest.approx([1000.0, 500.0])
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_full_ring_puts_the_newest_arrivals_in_its_newest_bin(name) -> None:
+    backend = BACKENDS[name]
+    tables, state, k, (a, b) = _incast_state(fifo_depth_s=0.3e-6)  # 3 steps deep: 4 bins
+    assert state.classes.fifo.shape[0] == 4
+    _arrive(backend, state, 0, a, k, 1000.0)
+    for step in (1, 2, 3):
+        _arrive(backend, state, step, b, k, 1000.0)
+    _arrive(backend, state, 4, a, k, 1000.0)  # the ring is full: joins B's newest bin
+    assert state.links.fifo_tail[k] - state.links.fifo_head[k] == 3
     assert _serve(backend, tables, state, k, 1000.0, [a, b]) == pytest.approx([1000.0, 0.0])
-    # B's bin now holds B's and A's newest bytes alike: served in proportion
+    assert _serve(backend, tables, state, k, 2000.0, [a, b]) == pytest.approx([0.0, 2000.0])
+    # the newest bin holds B's and A's newest bytes alike: served in proportion
     assert _serve(backend, tables, state, k, 1000.0, [a, b]) == pytest.approx([500.0, 500.0])
     assert float(state.links.fifo_bytes.sum()) == pytest.approx(1000.0)
 
