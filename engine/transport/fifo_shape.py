@@ -4,8 +4,8 @@ A bin must be finer than the gaps a PFC pause leaves among a sender's bytes: one
 packet's time at 400 Gb/s, by default (`TransportConfig.fifo_bin_s`). A ring must reach as
 deep as a queue of the run can stand: what the buffers feeding the link can hold (the far
 ends of the links into it on a lossless fabric, its port's buffer on a lossy one) over the
-link's rate, at most `fifo_depth_s`. The rings take a float per bin per link and per entry
-past its first hop, a power of two of them per ring (a bin's place in it is then a mask,
+link's rate, at most `fifo_depth_s`. The rings take a float per bin per shared queue and
+per class in one (a queue of one class keeps none), a power of two of them per ring (a bin's place in it is then a mask,
 not a division); where `MAX_FIFO_BYTES` would not hold them, the bins widen until the
 deepest queue fits.
 """
@@ -40,10 +40,29 @@ def check_egress_service(config: TransportConfig) -> None:
         )
 
 
+def binned_entries(links: LinkTable, entries: EntryTable) -> np.ndarray:
+    """Which entries keep FIFO bins: those queued (past their first hop) at a queue two or
+    more classes share (`LinkTable.shared`)."""
+    return (entries.prev >= 0) & links.shared[entries.link]
+
+
+def fifo_columns(links: LinkTable, entries: EntryTable) -> tuple[np.ndarray, np.ndarray]:
+    """Each entry's and each link's column of the FIFO bins (-1: none), the entries of a
+    link side by side, so that a queue's service reads and writes adjacent bytes."""
+    binned = binned_entries(links, entries)
+    chosen = np.flatnonzero(binned)
+    order = chosen[np.argsort(entries.link[chosen], kind="stable")]
+    entry_at = np.full(entries.link.shape[0], -1, dtype=np.int64)
+    entry_at[order] = np.arange(order.size)
+    link_at = np.full(links.capacity.shape[0], -1, dtype=np.int64)
+    link_at[links.shared] = np.arange(int(np.count_nonzero(links.shared)))
+    return entry_at, link_at
+
+
 def deepest_queue_s(links: LinkTable, entries: EntryTable, lossy: bool) -> float:
-    """The longest any egress queue of the run can take to drain at its link's rate
-    (``inf`` when a buffer feeding one is unbounded)."""
-    queued = entries.prev >= 0
+    """The longest any shared egress queue of the run can take to drain at its link's
+    rate (``inf`` when a buffer feeding one is unbounded)."""
+    queued = binned_entries(links, entries)
     if not queued.any():
         return 0.0
     n_links = links.capacity.shape[0]
@@ -67,7 +86,8 @@ def fifo_shape(
     if config.egress_service == "even":
         return 1, 0
     depth_steps = math.ceil(min(deepest_queue_s(links, entries, lossy), config.fifo_depth_s) / dt)
-    columns = int(np.count_nonzero(entries.prev >= 0)) + links.capacity.shape[0]
+    columns = int(np.count_nonzero(binned_entries(links, entries)))
+    columns += int(np.count_nonzero(links.shared))
     most_bins = max(2, MAX_FIFO_BYTES // (8 * max(columns, 1)))
     most_bins = 1 << (most_bins.bit_length() - 1)  # a power of two: a bin's place is a mask
     bin_steps = max(1, round(config.fifo_bin_s / dt), math.ceil(depth_steps / (most_bins - 1)))

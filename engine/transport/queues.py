@@ -86,7 +86,7 @@ def allowed_rates(
     occupancy, backlog, ring = state.links.occupancy, state.links.backlog, state.links.pfc_ring
     n = state.clock.step[0]
     dt = tables.knobs.dt
-    width = ring.shape[0]
+    mask = ring.shape[0] - 1  # a power of two (engine.transport.tables.history_bytes)
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         li = begin + at
@@ -95,7 +95,7 @@ def allowed_rates(
         if control[li] == CONTROL_PFC:
             lag = react[li]
             if n >= lag:
-                held = ring[(n - lag) % width, li]
+                held = ring[(n - lag) & mask, li]
             if held:
                 rate = 0.0
         elif control[li] == CONTROL_CREDIT:

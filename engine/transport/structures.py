@@ -171,8 +171,8 @@ class LinkState(NamedTuple):
     egress queue, and its standing queue after the last step; its egress queue's FIFO
     ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins, the
     time (in bins) the newest opened at, and its column of `fifo_bytes` (bytes per bin, one row per bin of the ring, none when queues
-    serve evenly; one column per link of the run's first network, kept whole when the run
-    is cut to its live part)."""
+    serve evenly; a column per queue the run's first network shares, -1 for the others,
+    kept whole when the run is cut to its live part)."""
 
     occupancy: np.ndarray
     backlog: np.ndarray
@@ -197,9 +197,9 @@ class ClassState(NamedTuple):
     network: the packets that leave the queues and carry their marks), one row per step, and
     the delivered bytes at the last step (for the rate out); the DCQCN reaction point's
     clocks and counters, one column per class (`engine.transport.reaction`); the FIFO
-    bins (`engine.transport.fifo`: per entry past its first hop a column, its bytes in each
+    bins (`engine.transport.fifo`: per entry in a shared queue a column, its bytes in each
     bin of its link's ring, kept whole as `LinkState.fifo_bytes` is), each entry's column
-    (`fifo_at`) and the newest bin it has bytes in."""
+    (`fifo_at`, -1: none) and the newest bin it has bytes in."""
 
     queue: np.ndarray
     deadline: np.ndarray

@@ -16,7 +16,7 @@ import numpy as np
 
 from engine.transport.blocks import block_table
 from engine.transport.copies import ranks_in_parts
-from engine.transport.fifo_shape import fifo_shape
+from engine.transport.fifo_shape import fifo_columns, fifo_shape
 from engine.transport.gates import no_gates
 from engine.transport.headroom import (
     credit_round_trip_s,
@@ -273,15 +273,24 @@ class HistoryTooLongError(ValueError):
     """The fabric's delays need more history than a transport run may keep."""
 
 
+def _power_of_two(n: int) -> int:
+    """The least power of two not below `n` (at least 1)."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
 def history_bytes(tables: Tables) -> tuple[int, int, int]:
     """Bytes of the delay histories of a run of `tables`: PFC requests (one bool per link
     per step of reaction delay) and feedback (four floats per class per step of feedback
-    delay); with both widths."""
+    delay); with both widths, each a power of two (a step's row in them is then a mask,
+    not a division: a division per link or class per step cost the 64:1 incast's step a
+    sixth)."""
     n_links = tables.links.capacity.shape[0]
     n_classes = tables.classes.size.shape[0]
-    ring_width = int(tables.links.react_steps.max(initial=1)) + 1
+    ring_width = _power_of_two(int(tables.links.react_steps.max(initial=1)) + 1)
     # at least one control interval: the reaction point reads the send rate over it
-    fb_width = max(int(tables.classes.feedback_steps.max(initial=0)) + 1, tables.knobs.cc_every)
+    fb_width = _power_of_two(
+        max(int(tables.classes.feedback_steps.max(initial=0)) + 1, tables.knobs.cc_every)
+    )
     return ring_width * n_links + 32 * fb_width * n_classes, ring_width, fb_width
 
 
@@ -304,9 +313,7 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
         )
     line = cl.line_rate
     width = tables.knobs.fifo_width
-    n_columns = int(np.count_nonzero(tables.entries.prev >= 0))
-    fifo_at = np.full(n_entries, -1, dtype=np.int64)
-    fifo_at[tables.entries.prev >= 0] = np.arange(n_columns)
+    entry_at, link_at = fifo_columns(tables.links, tables.entries)
     return State(
         links=LinkState(
             occupancy=np.zeros(n_links),
@@ -316,11 +323,11 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
             mark_prob=np.zeros(n_links),
             congested=np.zeros(n_links, dtype=np.bool_),
             queue=np.zeros(n_links),
-            fifo_bytes=np.zeros((width, n_links)),
+            fifo_bytes=np.zeros((width, int(np.count_nonzero(link_at >= 0)))),
             fifo_head=np.zeros(n_links, dtype=np.int64),
             fifo_tail=np.full(n_links, -1, dtype=np.int64),
             fifo_stamp=np.full(n_links, -1, dtype=np.int64),
-            fifo_at=np.arange(n_links, dtype=np.int64),
+            fifo_at=link_at,
         ),
         classes=ClassState(
             queue=np.zeros(n_entries),
@@ -344,9 +351,9 @@ def initial_state(tables: Tables, config: TransportConfig) -> State:
                 if tables.knobs.dcqcn_on and tables.dcqcn.per_cut > 0.0
                 else n_classes
             ),
-            fifo=np.zeros((width, n_columns)),
+            fifo=np.zeros((width, int(np.count_nonzero(entry_at >= 0)))),
             fifo_last=np.full(n_entries, -1, dtype=np.int64),
-            fifo_at=fifo_at,
+            fifo_at=entry_at,
         ),
         clock=Clock(np.zeros(1, dtype=np.int64), np.zeros(1)),
     )
