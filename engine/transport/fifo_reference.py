@@ -12,16 +12,16 @@ from engine.transport.structures import State
 
 
 def fifo_plan(
-    state: State, allowed: list[float], dt: float, tables_shared
+    state: State, allowed: list[float], dt: float, shared
 ) -> dict[int, tuple[int, int, float]]:
-    """Per link two or more classes share (`tables_shared`): (first bin emptied, end of
+    """Per link two or more classes share (`shared`): (first bin emptied, end of
     the bins emptied wholly, share taken of the next); moves each link's head past what it
     emptied."""
     ls = state.links
     width = ls.fifo_bytes.shape[0]
     plan = {}
     for k in range(len(allowed)):
-        if not tables_shared[k]:
+        if not shared[k]:
             continue
         col = int(ls.fifo_at[k])
         budget = allowed[k] * dt

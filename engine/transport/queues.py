@@ -86,7 +86,8 @@ def allowed_rates(
     occupancy, backlog, ring = state.links.occupancy, state.links.backlog, state.links.pfc_ring
     n = state.clock.step[0]
     dt = tables.knobs.dt
-    mask = ring.shape[0] - 1  # a power of two (engine.transport.tables.history_bytes)
+    width = ring.shape[0]
+    slot = n % width  # once a step; each link's row before it by a wrap, not a division
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         li = begin + at
@@ -95,7 +96,10 @@ def allowed_rates(
         if control[li] == CONTROL_PFC:
             lag = react[li]
             if n >= lag:
-                held = ring[(n - lag) & mask, li]
+                old = slot - lag  # lag < width
+                if old < 0:
+                    old += width
+                held = ring[old, li]
             if held:
                 rate = 0.0
         elif control[li] == CONTROL_CREDIT:

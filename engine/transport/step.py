@@ -61,7 +61,7 @@ def _pause(tables: Tables, state: State, stats: Stats, r: tuple) -> None:
     control, xoff_at, xon_at = tables.links.control, tables.links.xoff, tables.links.xon
     occupancy, xoff, ring = state.links.occupancy, state.links.xoff, state.links.pfc_ring
     events = stats.xoff_events
-    slot = state.clock.step[0] & (ring.shape[0] - 1)  # widths are powers of two
+    slot = state.clock.step[0] % ring.shape[0]
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         k = begin + at
@@ -124,8 +124,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
     dq, ib = tables.dcqcn, tables.ibcc
     n = state.clock.step[0]
     width = fb_mark.shape[0]
-    mask = width - 1  # a power of two (engine.transport.tables.history_bytes)
-    slot = n & mask
+    slot = n % width  # once a step; the rows before it by a wrap, not a division
     now = state.clock.time[0]
     cc_dt = k.cc_every * k.dt
     per_cut = k.dcqcn_on and dq.per_cut > 0.0
@@ -152,7 +151,9 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
             continue
         lag = min(fb_steps[c], width - 1)
         if n >= lag:
-            old = (n - lag) & mask
+            old = slot - lag
+            if old < 0:
+                old += width
             p_seen, rate_seen, becn_seen = fb_mark[old, c], fb_rate[old, c], fb_becn[old, c]
             out_seen = fb_out[old, c]
         else:
@@ -160,7 +161,10 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
         if per_cut:
             sending = 0.0  # the byte counter counts what left over the interval, as it left
             for j in range(k.cc_every):
-                sending += fb_rate[(n - j) & mask, c]
+                row = slot - j  # j < cc_every <= width
+                if row < 0:
+                    row += width
+                sending += fb_rate[row, c]
             sending /= k.cc_every
             react_per_cut(
                 c, rc, rt, alpha, rp, p_seen, sending, out_seen, line[c], dq, k.pkt_bytes, cc_dt

@@ -273,24 +273,15 @@ class HistoryTooLongError(ValueError):
     """The fabric's delays need more history than a transport run may keep."""
 
 
-def _power_of_two(n: int) -> int:
-    """The least power of two not below `n` (at least 1)."""
-    return 1 << max(n - 1, 0).bit_length()
-
-
 def history_bytes(tables: Tables) -> tuple[int, int, int]:
     """Bytes of the delay histories of a run of `tables`: PFC requests (one bool per link
     per step of reaction delay) and feedback (four floats per class per step of feedback
-    delay); with both widths, each a power of two (a step's row in them is then a mask,
-    not a division: a division per link or class per step cost the 64:1 incast's step a
-    sixth)."""
+    delay); with both widths."""
     n_links = tables.links.capacity.shape[0]
     n_classes = tables.classes.size.shape[0]
-    ring_width = _power_of_two(int(tables.links.react_steps.max(initial=1)) + 1)
+    ring_width = int(tables.links.react_steps.max(initial=1)) + 1
     # at least one control interval: the reaction point reads the send rate over it
-    fb_width = _power_of_two(
-        max(int(tables.classes.feedback_steps.max(initial=0)) + 1, tables.knobs.cc_every)
-    )
+    fb_width = max(int(tables.classes.feedback_steps.max(initial=0)) + 1, tables.knobs.cc_every)
     return ring_width * n_links + 32 * fb_width * n_classes, ring_width, fb_width
 
 

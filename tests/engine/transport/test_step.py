@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import given, settings
 
+from engine.catalog.devices import default_catalog
 from engine.transport import reference
 from engine.transport.defaults import transport_config
 from engine.transport.params import Mechanisms
@@ -81,3 +82,17 @@ def test_one_compiled_signature_serves_every_mechanism(catalog):
             config = replace(base, mechanisms=Mechanisms(lossless, dcqcn, not dcqcn))
             simulate(network, config)
     assert len(run_window.signatures) == 1
+
+
+def test_the_histories_are_as_wide_as_the_delays_they_hold():
+    # One row per step of delay (pause requests: the reaction time; feedback: the feedback
+    # delay or one control interval), no wider: at 131k hosts the feedback history is
+    # hundreds of MB, and a width rounded up to a power of two passed the run's bound.
+    catalog = default_catalog()
+    config = transport_config(catalog, "roce", "sn5600")
+    network = victim_incast(4, switch_spec(catalog, "sn5600", 400), 1e6, 1e6)
+    tables, _ = build_tables(network, config)
+    state = initial_state(tables, config)
+    assert state.links.pfc_ring.shape[0] == int(tables.links.react_steps.max()) + 1
+    fb_rows = max(int(tables.classes.feedback_steps.max()) + 1, tables.knobs.cc_every)
+    assert state.classes.fb_mark.shape[0] == fb_rows
