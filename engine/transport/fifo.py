@@ -11,8 +11,8 @@ gap.
 The state (`engine.transport.structures`): per link a ring of bins (a column of
 `LinkState.fifo_bytes`, the bytes in each bin) with the absolute indices of its oldest and
 newest bins (`fifo_head`, `fifo_tail`; empty when the head has passed the tail); per entry
-in the queue its bytes in each bin of the ring (a column of `ClassState.fifo`, a queue's
-entries side by side) and the newest bin it has bytes in (`fifo_last`). The columns are
+in the queue its bytes in each bin of the ring (a column of `ClassState.fifo`) and the
+newest bin it has bytes in (`fifo_last`). The columns are
 the run's first network's (`fifo_at` of each link and entry), so that a run cut to its
 live part (`engine.transport.live`) keeps the rings in place. A bin gathers the arrivals of
 `Knobs.fifo_bin_steps` steps; a step without arrivals opens none (`fifo_stamp`: the time

@@ -47,13 +47,13 @@ def binned_entries(links: LinkTable, entries: EntryTable) -> np.ndarray:
 
 
 def fifo_columns(links: LinkTable, entries: EntryTable) -> tuple[np.ndarray, np.ndarray]:
-    """Each entry's and each link's column of the FIFO bins (-1: none), the entries of a
-    link side by side, so that a queue's service reads and writes adjacent bytes."""
+    """Each entry's and each link's column of the FIFO bins (-1: none), in the order of
+    the entries and links: the step walks entries in that order, and while queues are
+    shallow their heads and tails share a row, so it reads and writes a row in order (by
+    link instead, a 64k-host permutation's step took a third longer)."""
     binned = binned_entries(links, entries)
-    chosen = np.flatnonzero(binned)
-    order = chosen[np.argsort(entries.link[chosen], kind="stable")]
     entry_at = np.full(entries.link.shape[0], -1, dtype=np.int64)
-    entry_at[order] = np.arange(order.size)
+    entry_at[binned] = np.arange(int(np.count_nonzero(binned)))
     link_at = np.full(links.capacity.shape[0], -1, dtype=np.int64)
     link_at[links.shared] = np.arange(int(np.count_nonzero(links.shared)))
     return entry_at, link_at
