@@ -5,9 +5,9 @@ packet's time at 400 Gb/s, by default (`TransportConfig.fifo_bin_s`). A ring mus
 deep as a queue of the run can stand: what the buffers feeding the link can hold (the far
 ends of the links into it on a lossless fabric, its port's buffer on a lossy one) over the
 link's rate, at most `fifo_depth_s`. The rings take a float per bin per shared queue and
-per class in one (a queue of one class keeps none), a power of two of them per ring (a bin's place in it is then a mask,
-not a division); where `MAX_FIFO_BYTES` would not hold them, the bins widen until the
-deepest queue fits.
+per class in one (a queue of one class keeps none), a power of two of bins per ring (a
+bin's place in it is then a mask, not a division); where `MAX_FIFO_BYTES` would not hold
+them, the bins widen until the deepest queue fits.
 """
 
 from __future__ import annotations

@@ -169,10 +169,11 @@ class LinkState(NamedTuple):
     request now (`xoff`) and its history (`pfc_ring`, one row per step, read with the
     reaction delay), the ECN marking probability and the IB CC congestion flag of its
     egress queue, and its standing queue after the last step; its egress queue's FIFO
-    ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins, the
-    time (in bins) the newest opened at, and its column of `fifo_bytes` (bytes per bin, one row per bin of the ring, none when queues
-    serve evenly; a column per queue the run's first network shares, -1 for the others,
-    kept whole when the run is cut to its live part)."""
+    ring (`engine.transport.fifo`): the absolute indices of its oldest and newest bins,
+    the time (in bins) the newest opened at, and its column of `fifo_bytes` (bytes per
+    bin, one row per bin of the ring, none when queues serve evenly; a column per queue
+    the run's first network shares, -1 for the others, kept whole when the run is cut to
+    its live part)."""
 
     occupancy: np.ndarray
     backlog: np.ndarray
