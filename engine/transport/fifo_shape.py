@@ -68,9 +68,8 @@ def deepest_queue_s(links: LinkTable, entries: EntryTable, lossy: bool) -> float
     n_links = links.capacity.shape[0]
     link = entries.link[queued].astype(np.int64)
     if lossy:
-        held = links.egress_buffer[np.unique(link)]
-        rates = links.capacity[np.unique(link)]
-        return float(np.max(held / rates))
+        used = np.unique(link)
+        return float(np.max(links.egress_buffer[used] / links.capacity[used]))
     pairs = np.unique(link * n_links + entries.prev[queued])
     into, feeding = pairs // n_links, pairs % n_links
     held = np.bincount(into, weights=links.buffer[feeding], minlength=n_links)
