@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.transport.copies import subnetwork
 from engine.transport.network import TransportNetwork
+from engine.transport.series import Series
 from engine.transport.settle import Window
 from engine.transport.structures import (
     ClassState,
@@ -130,12 +131,13 @@ class Unfolding:
     class_of: np.ndarray
     link_of: np.ndarray
     totals: Stats = field(init=False)
-    rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    rows: Series = field(init=False)
     finish: np.ndarray = field(init=False)
     delivered: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.totals = new_stats(self.n_links, self.n_classes)
+        self.rows = Series(self.n_classes, self.n_links)
         self.finish = np.full(self.n_classes, math.inf)
         self.delivered = np.zeros(self.n_classes)
 
@@ -152,16 +154,16 @@ class Unfolding:
                 whole[index] += part
             part[:] = 0.0
 
-    def gather(self, rows: list, state: State) -> None:
+    def gather(self, rows: Series, state: State) -> None:
         """Put the run's rows, finish times and delivered bytes (in the current network's
         indexing) into place."""
         cls, link = self.class_of, self.link_of
-        for t, rates, queues, paused in rows:
-            r = np.zeros(self.n_classes)
-            q = np.zeros(self.n_links)
-            p = np.zeros(self.n_links)
-            r[cls], q[link], p[link] = rates, queues, paused
-            self.rows.append((t, r, q, p))
+        for t, rates, queues, paused in rows.blocks:
+            r = np.zeros((t.size, self.n_classes))
+            q = np.zeros((t.size, self.n_links))
+            p = np.zeros((t.size, self.n_links))
+            r[:, cls], q[:, link], p[:, link] = rates, queues, paused
+            self.rows.add(t, r, q, p)
         self.finish[cls] = state.classes.finish
         self.delivered[cls] = state.classes.delivered
 

@@ -31,7 +31,7 @@ from engine.transport.live import Unfolding, cut_window, live_part, shrink
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
 from engine.transport.result import TransportResult
-from engine.transport.series import merge_pairs, over_budget
+from engine.transport.series import Series, over_budget
 from engine.transport.settle import Window, at_rest, comparable_windows, pace_settled, settled
 from engine.transport.step import run_window
 from engine.transport.structures import GateTable, SampleAcc, State, Stats, Tables
@@ -58,7 +58,7 @@ class _Run:
     state: State
     totals: Stats
     acc: SampleAcc
-    rows: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]
+    rows: Series
     steps: int = 0
     jumps: int = 0
     queues_at_rest: bool = True  # False: an until-settled stop with queues still moving
@@ -126,7 +126,7 @@ def simulate(
         initial_state(tables, config),
         new_stats(n_links, n_classes),
         new_sample_acc(n_links, n_classes),
-        [],
+        Series(n_classes, n_links),
     )
     dt = tables.knobs.dt
     settle = config.settle
@@ -238,7 +238,7 @@ def _go_live(
         ),
     )
     run.totals = new_stats(small.links.n_links, small.classes.n_classes)
-    run.rows = []
+    run.rows = Series(small.classes.n_classes, small.links.n_links)
     return small
 
 
@@ -253,10 +253,10 @@ def _bound_series(run: _Run, whole: TransportNetwork, sample_every: int, n_steps
         if not over_budget(held + coming, n_classes, n_links) or (held <= 1 and coming <= 2):
             return sample_every
         since = 0.0
-        if run.unfold is not None and run.unfold.rows:
-            since = run.unfold.rows[-1][0]
-            run.unfold.rows = merge_pairs(run.unfold.rows, 0.0)
-        run.rows = merge_pairs(run.rows, since)
+        if run.unfold is not None and len(run.unfold.rows):
+            since = run.unfold.rows.last_time()
+            run.unfold.rows.merge_pairs(0.0)
+        run.rows.merge_pairs(since)
         sample_every *= 2
 
 
@@ -275,10 +275,10 @@ def _run_window(run: _Run, runner, n: int, sample_every: int) -> Window | None:
             np.maximum(total, part, out=total)
         else:
             total += part
-    for r in range(int(rows.count[0])):
-        run.rows.append(
-            (rows.time[r], rows.class_rate[r].copy(), rows.queue[r].copy(), rows.paused[r].copy())
-        )
+    n_rows = int(rows.count[0])  # the window's own arrays: kept, not copied
+    run.rows.add(
+        rows.time[:n_rows], rows.class_rate[:n_rows], rows.queue[:n_rows], rows.paused[:n_rows]
+    )
     if taken < n or taken == 0:
         return None  # every class finished inside the window
     span = taken * tables.knobs.dt
@@ -356,14 +356,7 @@ def _jump(run: _Run, w: Window, horizon_s: float | None, min_span_s: float) -> s
     for name, rate in w.per_link.items():
         getattr(t, name)[:] += rate * span
     state.clock.time[0] = now + span
-    run.rows.append(
-        (
-            now + span,
-            w.rate.copy(),
-            w.per_link["queue_time"].copy(),
-            w.per_link["paused_time"].copy(),
-        )
-    )
+    run.rows.add_row(now + span, w.rate, w.per_link["queue_time"], w.per_link["paused_time"])
     run.jumps += 1
     return "jumped"
 
@@ -375,7 +368,7 @@ def _idle_until(run: _Run, t: float, horizon_s: float | None) -> None:
         t = min(t, horizon_s)
     run.state.clock.time[0] = t
     n_links, n_classes = run.tables.links.capacity.shape[0], run.tables.classes.size.shape[0]
-    run.rows.append((t, np.zeros(n_classes), run.state.links.queue.copy(), np.zeros(n_links)))
+    run.rows.add_row(t, np.zeros(n_classes), run.state.links.queue, np.zeros(n_links))
 
 
 def _flush(run: _Run) -> None:
@@ -385,13 +378,11 @@ def _flush(run: _Run) -> None:
     if steps == 0:
         return
     span = steps * run.tables.knobs.dt
-    run.rows.append(
-        (
-            float(run.state.clock.time[0]),
-            acc.delivered / span,
-            run.state.links.queue.copy(),
-            acc.paused / steps,
-        )
+    run.rows.add_row(
+        float(run.state.clock.time[0]),
+        acc.delivered / span,
+        run.state.links.queue,
+        acc.paused / steps,
     )
     acc.steps[0] = 0
     acc.delivered[:] = 0.0
@@ -431,15 +422,7 @@ def _result(
     end = float(run.state.clock.time[0])
     span = end if end > 0 else 1.0
     capacity = run.tables.links.capacity
-    n_links, n_classes = capacity.shape[0], run.tables.classes.size.shape[0]
-    if run.rows:
-        time = np.array([r[0] for r in run.rows])
-        rates = np.vstack([r[1] for r in run.rows])
-        queues = np.vstack([r[2] for r in run.rows])
-        paused = np.vstack([r[3] for r in run.rows])
-    else:
-        time, rates = np.zeros(0), np.zeros((0, n_classes))
-        queues, paused = np.zeros((0, n_links)), np.zeros((0, n_links))
+    time, rates, queues, paused = run.rows.rows()
     t = run.totals
     finish, delivered = run.state.classes.finish.copy(), run.state.classes.delivered.copy()
     if run.unfold is not None:

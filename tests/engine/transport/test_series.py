@@ -18,10 +18,10 @@ from engine.transport.simulate import simulate
 from engine.transport.workloads import incast, switch_spec
 
 
-def _rows(spans: list[float], seed: int) -> list[series.Row]:
+def _rows(spans: list[float], seed: int) -> series.Rows:
     rng = np.random.default_rng(seed)
-    t = np.cumsum(spans)
-    return [(float(t[i]), rng.random(3), rng.random(2), rng.random(2)) for i in range(len(spans))]
+    n = len(spans)
+    return np.cumsum(spans), rng.random((n, 3)), rng.random((n, 2)), rng.random((n, 2))
 
 
 @settings(max_examples=100, deadline=None)
@@ -32,22 +32,33 @@ def _rows(spans: list[float], seed: int) -> list[series.Row]:
 def test_merged_rows_keep_every_time_weighted_mean_over_their_spans(spans, seed) -> None:
     rows = _rows(spans, seed)
     merged = merge_pairs(rows, 0.0)
-    assert len(merged) == (len(rows) + 1) // 2
-    assert merged[-1][0] == rows[-1][0]
-    for k in range(len(merged)):
+    assert merged[0].size == (rows[0].size + 1) // 2
+    assert all(part.shape[0] == merged[0].size for part in merged)
+    assert merged[0][-1] == rows[0][-1]
+    for k in range(merged[0].size):
         # each merged row ends where one of the rows ended, with that row's queue
-        end = merged[k][0]
-        source = next(r for r in rows if r[0] == end)
-        assert np.array_equal(merged[k][2], source[2])
-    whole = (0.0, rows[-1][0])
+        source = int(np.flatnonzero(rows[0] == merged[0][k])[0])
+        assert np.array_equal(merged[2][k], rows[2][source])
+    whole = (0.0, rows[0][-1])
     for column in (1, 3):
-        fine = _window_mean(
-            np.array([r[0] for r in rows]), np.vstack([r[column] for r in rows]), *whole
-        )
-        coarse = _window_mean(
-            np.array([r[0] for r in merged]), np.vstack([r[column] for r in merged]), *whole
-        )
+        fine = _window_mean(rows[0], rows[column], *whole)
+        coarse = _window_mean(merged[0], merged[column], *whole)
         np.testing.assert_allclose(coarse, fine, rtol=1e-9)
+
+
+def test_a_series_in_blocks_holds_its_rows_in_order() -> None:
+    rows = _rows([1.0, 2.0, 3.0, 4.0, 5.0], 0)
+    kept = series.Series(3, 2)
+    kept.add(*(part[:2] for part in rows))
+    kept.add_row(float(rows[0][2]), rows[1][2], rows[2][2], rows[3][2])
+    kept.add(*(part[3:] for part in rows))
+    assert len(kept) == 5 and kept.last_time() == rows[0][-1]
+    for part, whole in zip(kept.rows(), rows, strict=True):
+        assert np.array_equal(part, whole)
+    kept.merge_pairs(0.0)
+    assert len(kept) == 3
+    for part, whole in zip(kept.rows(), merge_pairs(rows, 0.0), strict=True):
+        assert np.array_equal(part, whole)
 
 
 def test_a_run_past_the_budget_samples_coarser_and_ends_the_same(monkeypatch) -> None:
