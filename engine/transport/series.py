@@ -11,7 +11,7 @@ reach the budget and keep the interval asked for.
 
 The rows are kept in blocks, one per window of steps as the kernel wrote them, not one
 by one: the 64:1 incast's 10 ms are 10,000 rows, and copying them row by row and stacking
-them again took a sixth of its run.
+them again took about a tenth of its run.
 """
 
 from __future__ import annotations
@@ -39,13 +39,15 @@ class Series:
     def __len__(self) -> int:
         return self.count
 
-    def add(self, time: np.ndarray, rates: np.ndarray, queues: np.ndarray, paused: np.ndarray):
+    def add(
+        self, time: np.ndarray, rates: np.ndarray, queues: np.ndarray, paused: np.ndarray
+    ) -> None:
         """Append rows (arrays with a row axis first; kept, not copied)."""
         if time.size:
             self.blocks.append((time, rates, queues, paused))
             self.count += time.size
 
-    def add_row(self, t: float, rates: np.ndarray, queues: np.ndarray, paused: np.ndarray):
+    def add_row(self, t: float, rates: np.ndarray, queues: np.ndarray, paused: np.ndarray) -> None:
         """Append one row (its arrays copied)."""
         self.add(
             np.array([t]), rates[None, :].copy(), queues[None, :].copy(), paused[None, :].copy()
