@@ -58,7 +58,7 @@ class Series:
         return float(self.blocks[-1][0][-1]) if self.blocks else 0.0
 
     def rows(self) -> Rows:
-        """Every row, as one array each."""
+        """Every row, as one array each (the blocks are joined into one, once)."""
         if not self.blocks:
             return (
                 np.zeros(0),
@@ -99,6 +99,7 @@ def merge_pairs(rows: Rows, since: float) -> Rows:
         merged = tuple(
             np.concatenate((part, whole[-1:])) for part, whole in zip(merged, rows, strict=True)
         )
+    # copies of the strided halves, so that the merged rows do not keep the whole ones alive
     return tuple(np.ascontiguousarray(part) for part in merged)
 
 
