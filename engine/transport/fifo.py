@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.transport.indexing import index, ring_mask
 from engine.transport.structures import State, Tables
 
 
@@ -50,7 +51,7 @@ def fifo_plan(
     first, full_end, part = plan
     ls = state.links
     bins, head, tail, at_link = ls.fifo_bytes, ls.fifo_head, ls.fifo_tail, ls.fifo_at
-    mask = bins.shape[0] - 1
+    mask = ring_mask(bins.shape[0])
     dt = tables.knobs.dt
     shared = tables.links.shared
     for at in range(count):
@@ -58,7 +59,7 @@ def fifo_plan(
         h, t = head[k], tail[k]
         if h > t or not shared[k]:
             continue  # empty, or one class's: `fifo_take` reads no plan of it
-        col = at_link[k]
+        col = index(at_link[k])
         budget = allowed[k] * dt
         first[k] = h
         share = 0.0
@@ -85,8 +86,8 @@ def fifo_take(state: State, plan: tuple, e: int, k: int, queued: float) -> float
     emptied, else its bytes in the emptied bins and its share of the next."""
     first, full_end, part = plan
     cs = state.classes
-    fifo, last, col = cs.fifo, cs.fifo_last, cs.fifo_at[e]
-    mask = fifo.shape[0] - 1
+    fifo, last, col = cs.fifo, cs.fifo_last, index(cs.fifo_at[e])
+    mask = ring_mask(fifo.shape[0])
     if last[e] < state.links.fifo_head[k]:
         # every bin it has bytes in is emptied (this step, from `first[k]` on, or before:
         # an empty ring has no plan)
@@ -111,9 +112,9 @@ def fifo_forget(state: State, e: int, k: int) -> None:
     """Entry `e`'s queue on link `k` left with its crumbs: take what its bins still hold
     out of them."""
     cs, ls = state.classes, state.links
-    fifo, col = cs.fifo, cs.fifo_at[e]
-    bins, lcol = ls.fifo_bytes, ls.fifo_at[k]
-    mask = fifo.shape[0] - 1
+    fifo, col = cs.fifo, index(cs.fifo_at[e])
+    bins, lcol = ls.fifo_bytes, index(ls.fifo_at[k])
+    mask = ring_mask(fifo.shape[0])
     for b in range(ls.fifo_head[k], cs.fifo_last[e] + 1):
         pos = b & mask
         bins[pos, lcol] = max(bins[pos, lcol] - fifo[pos, col], 0.0)
@@ -127,12 +128,12 @@ def fifo_arrive(state: State, now: int, e: int, k: int, nbytes: float) -> None:
     is full."""
     cs, ls = state.classes, state.links
     head, tail, stamp = ls.fifo_head, ls.fifo_tail, ls.fifo_stamp
-    mask = cs.fifo.shape[0] - 1
+    mask = ring_mask(cs.fifo.shape[0])
     if (tail[k] < head[k] or stamp[k] < now) and tail[k] - head[k] < mask:
         tail[k] += 1
     stamp[k] = now
     b = tail[k]
     pos = b & mask
-    ls.fifo_bytes[pos, ls.fifo_at[k]] += nbytes
-    cs.fifo[pos, cs.fifo_at[e]] += nbytes
+    ls.fifo_bytes[pos, index(ls.fifo_at[k])] += nbytes
+    cs.fifo[pos, index(cs.fifo_at[e])] += nbytes
     cs.fifo_last[e] = b

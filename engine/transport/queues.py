@@ -29,35 +29,13 @@ from numba import njit
 
 from engine.transport.control import ibcc_rate
 from engine.transport.fifo import fifo_arrive, fifo_forget, fifo_plan, fifo_take
+from engine.transport.indexing import block_range, index, zero
 from engine.transport.structures import CONTROL_CREDIT, CONTROL_PFC, State, Stats, Tables
 
 # Bytes per flow below this left in a queue leave with the rest (float crumbs never block a
 # finish). Per flow, so that a class of k flows runs as k classes of one would, to the bit
 # when k is a power of two (engine.transport.lumping).
 CRUMB_BYTES = 1e-6
-
-
-# An index no larger than this is not negative: with a block's first index masked by it,
-# numba's check for negative indices (one per array access) drops out of its loops.
-_NON_NEGATIVE = np.int64(0x7FFF_FFFF_FFFF_FFFF)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def block_range(begin: int, end: int) -> tuple[int, int]:
-    """A block's range as (first index, length), for a loop that counts from 0 and adds
-    the first index. The first index is masked with `_NON_NEGATIVE` so that the compiler
-    sees it is not negative; otherwise numba checks every array access for a negative
-    index, which cost a small network's step a third more."""
-    first = begin & _NON_NEGATIVE
-    return first, end - first
-
-
-@njit(cache=True, nogil=True, inline="always")
-def zero(values: np.ndarray, begin: int, end: int) -> None:
-    """Zero `values[begin:end]` of a block, counting as `block_range` does."""
-    first, count = block_range(begin, end)
-    for at in range(count):
-        values[first + at] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -87,7 +65,7 @@ def allowed_rates(
     n = state.clock.step[0]
     dt = tables.knobs.dt
     width = ring.shape[0]
-    slot = n % width  # once a step; each link's row before it by a wrap, not a division
+    slot = index(n % width)  # once a step; each link's row before it by a wrap, not a division
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         li = begin + at
@@ -99,7 +77,7 @@ def allowed_rates(
                 old = slot - lag  # lag < width
                 if old < 0:
                     old += width
-                held = ring[old, li]
+                held = ring[index(old), li]
             if held:
                 rate = 0.0
         elif control[li] == CONTROL_CREDIT:
@@ -158,7 +136,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         e = begin + at
         if prev[e] < 0:
             continue
-        li = link[e]
+        li = index(link[e])
         q = queue[e]
         queue_total[li] += q
         if fifo:
@@ -174,7 +152,8 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         q = queue[e]
         if prev[e] < 0 or q <= 0.0:
             continue
-        li = link[e]
+        li = index(link[e])
+        c = index(cls[e])
         budget = allowed[li] * dt
         if fifo and shared[li]:
             out = fifo_take(state, plan, e, li, q)
@@ -187,15 +166,14 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         else:
             rest = max(budget - claim_total[li], 0.0)
             out = q if normal_total[li] <= rest else q * rest / normal_total[li]
-        if q - out < CRUMB_BYTES * mult[cls[e]]:
+        if q - out < CRUMB_BYTES * mult[c]:
             out = q
             if fifo and shared[li]:
                 fifo_forget(state, e, li)
         queue[e] = q - out
-        held[prev[e]] += q - out
+        held[index(prev[e])] += q - out
         served[li] += out
         if last[e]:
-            c = cls[e]
             good = _goodput(out, loss_p[c], gbn[c])
             remaining[c] += out - good
             delivered[c] += good
@@ -204,7 +182,7 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
         else:
             arrivals[e + 1] += out
             inflow[li] += out
-            egress_in[link[e + 1]] += out
+            egress_in[index(link[e + 1])] += out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -236,8 +214,8 @@ def class_offers(tables: Tables, state: State, offer: np.ndarray, r: tuple) -> N
         # at most the slack. Written out here: a helper taking arrays, called once per
         # class per step, costs a reference count per array per call (see `_goodput`).
         lead = math.inf
-        for i in range(gptr[c], gptr[c + 1]):
-            d = gcls[i]
+        for i in range(index(gptr[c]), gptr[c + 1]):
+            d = index(gcls[i])
             if finish[d] == math.inf:
                 lead = min(lead, delivered[d] / size[d])
         if lead < math.inf:
@@ -260,15 +238,16 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
     begin, count = block_range(r[6], r[7])
     for at in range(count):
         g = begin + at
-        li = glink[g]
+        li = index(glink[g])
         budget = allowed[li] * dt
         total = 0.0
-        for i in range(gptr[g], gptr[g + 1]):
+        for i in range(index(gptr[g]), gptr[g + 1]):
             # A class with nothing to offer (finished, not started, held by a gate) is met
             # from the start and takes no part in the sums: the arithmetic of the others
             # is then the same whether it is in the group or not (engine.transport.live).
-            satisfied[gcls[i]] = offer[gcls[i]] <= 0.0
-            total += offer[gcls[i]]
+            c = index(gcls[i])
+            satisfied[c] = offer[c] <= 0.0
+            total += offer[c]
         level = math.inf  # bytes per flow: the NIC serves its flows (queue pairs) in turn
         if total > budget:
             # Water filling per flow: classes whose flows offer less than the fair level
@@ -276,16 +255,17 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
             left = budget
             open_count = 0
             open_flows = 0.0
-            for i in range(gptr[g], gptr[g + 1]):
-                if not satisfied[gcls[i]]:
+            for i in range(index(gptr[g]), gptr[g + 1]):
+                c = index(gcls[i])
+                if not satisfied[c]:
                     open_count += 1
-                    open_flows += mult[gcls[i]]
+                    open_flows += mult[c]
             changed = True
             while changed and open_count > 0:
                 changed = False
                 level = left / open_flows
-                for i in range(gptr[g], gptr[g + 1]):
-                    c = gcls[i]
+                for i in range(index(gptr[g]), gptr[g + 1]):
+                    c = index(gcls[i])
                     if not satisfied[c] and offer[c] <= level * mult[c]:
                         satisfied[c] = True
                         left -= offer[c]
@@ -293,8 +273,8 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
                         open_flows -= mult[c]
                         changed = True
             level = left / open_flows if open_count > 0 else math.inf
-        for i in range(gptr[g], gptr[g + 1]):
-            c = gcls[i]
+        for i in range(index(gptr[g]), gptr[g + 1]):
+            c = index(gcls[i])
             out = min(offer[c], level * mult[c])
             if out >= remaining[c] * (1.0 - 1e-12):
                 out = remaining[c]
@@ -302,7 +282,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
             sent[c] = out
             sent_sum[c] += out
             served[li] += out
-            e0 = cptr[c]
+            e0 = index(cptr[c])
             if last[e0]:
                 good = _goodput(out, loss_p[c], gbn[c])
                 remaining[c] += out - good
@@ -312,7 +292,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
             else:
                 arrivals[e0 + 1] += out
                 inflow[li] += out
-                egress_in[link[e0 + 1]] += out
+                egress_in[index(link[e0 + 1])] += out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -363,18 +343,19 @@ def arrive(tables: Tables, state: State, stats: Stats, s: tuple, r: tuple) -> No
         a = arrivals[e]
         if k < 0 or a <= 0.0:
             continue
-        lost = a * (drop_share[link[e]] if lossy else drop_share[k])
+        li = index(link[e])
+        lost = a * (drop_share[li] if lossy else drop_share[k])
         queue[e] += a - lost
         occupancy[k] += a - lost
-        if fifo and a > lost and shared[link[e]]:
-            fifo_arrive(state, now_bin, e, link[e], a - lost)
+        if fifo and a > lost and shared[li]:
+            fifo_arrive(state, now_bin, e, li, a - lost)
         if lost > 0.0:
-            c = cls[e]
+            c = index(cls[e])
             remaining[c] += lost
             loss_p[c] = 1.0 - (1.0 - loss_p[c]) * (1.0 - lost / a)
             dropped[k] += lost
             dropped_class[c] += lost
-            for f in range(cptr[c], cptr[c + 1]):
+            for f in range(index(cptr[c]), cptr[c + 1]):
                 deadline[f] = math.inf
 
 
@@ -394,7 +375,7 @@ def track_tails(tables: Tables, state: State, queue_total: np.ndarray, r: tuple)
         c = begin + at
         if finish[c] < math.inf or remaining[c] > 0.0:
             continue
-        for e in range(cptr[c] + 1, cptr[c + 1]):
+        for e in range(index(cptr[c]) + 1, cptr[c + 1]):
             if queue[e] > 0.0:
                 if deadline[e] == math.inf:
                     deadline[e] = end + queue_total[link[e]] / capacity[link[e]]

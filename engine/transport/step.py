@@ -32,15 +32,8 @@ import numpy as np
 from numba import njit
 
 from engine.transport.control import dcqcn_step, ibcc_step, red_probability
-from engine.transport.queues import (
-    allowed_rates,
-    arrive,
-    block_range,
-    inject,
-    serve_queues,
-    track_tails,
-    zero,
-)
+from engine.transport.indexing import block_range, index, zero
+from engine.transport.queues import allowed_rates, arrive, inject, serve_queues, track_tails
 from engine.transport.reaction import react_per_cut
 from engine.transport.structures import (
     CONTROL_PFC,
@@ -61,7 +54,7 @@ def _pause(tables: Tables, state: State, stats: Stats, r: tuple) -> None:
     control, xoff_at, xon_at = tables.links.control, tables.links.xoff, tables.links.xon
     occupancy, xoff, ring = state.links.occupancy, state.links.xoff, state.links.pfc_ring
     events = stats.xoff_events
-    slot = state.clock.step[0] % ring.shape[0]
+    slot = index(state.clock.step[0] % ring.shape[0])
     begin, count = block_range(r[4], r[5])
     for at in range(count):
         k = begin + at
@@ -124,7 +117,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
     dq, ib = tables.dcqcn, tables.ibcc
     n = state.clock.step[0]
     width = fb_mark.shape[0]
-    slot = n % width  # once a step; the rows before it by a wrap, not a division
+    slot = index(n % width)  # once a step; the rows before it by a wrap, not a division
     now = state.clock.time[0]
     cc_dt = k.cc_every * k.dt
     per_cut = k.dcqcn_on and dq.per_cut > 0.0
@@ -136,9 +129,10 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
             continue
         keep = 1.0
         becn = 0.0
-        for e in range(cptr[c] + 1, cptr[c + 1]):
-            keep *= 1.0 - mark_prob[link[e]]
-            if congested[link[e]]:
+        for e in range(index(cptr[c]) + 1, cptr[c + 1]):
+            li = index(link[e])
+            keep *= 1.0 - mark_prob[li]
+            if congested[li]:
                 becn = 1.0
         fb_mark[slot, c] = 1.0 - keep
         fb_becn[slot, c] = becn
@@ -154,6 +148,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
             old = slot - lag
             if old < 0:
                 old += width
+            old = index(old)
             p_seen, rate_seen, becn_seen = fb_mark[old, c], fb_rate[old, c], fb_becn[old, c]
             out_seen = fb_out[old, c]
         else:
@@ -164,6 +159,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
                 row = slot - j  # j < cc_every <= width
                 if row < 0:
                     row += width
+                row = index(row)
                 sending += fb_rate[row, c]
             sending /= k.cc_every
             react_per_cut(
@@ -191,7 +187,7 @@ def _finish(tables: Tables, state: State, r: tuple) -> int:
         if finish[c] < math.inf or remaining[c] > 0.0 or start[c] > now:
             continue
         empty = True
-        for e in range(cptr[c] + 1, cptr[c + 1]):
+        for e in range(index(cptr[c]) + 1, cptr[c + 1]):
             if queue[e] > 0.0:
                 empty = False
                 break
