@@ -131,6 +131,10 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
     if fifo:
         first, count = block_range(r[4], r[5])
         fifo_plan(tables, state, allowed, plan, first, count)
+    # Each link's queued bytes. While entries of one link come one after another (an
+    # incast's hot spot), its running sum stays in a register: in memory, every add waits
+    # for the one before. The same adds in the same order.
+    run_link, run_sum = -1, 0.0
     begin, count = block_range(r[2], r[3])
     for at in range(count):
         e = begin + at
@@ -138,7 +142,11 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             continue
         li = index(link[e])
         q = queue[e]
-        queue_total[li] += q
+        if li != run_link:
+            if run_link >= 0:
+                queue_total[run_link] = run_sum
+            run_link, run_sum = li, queue_total[li]
+        run_sum += q
         if fifo:
             continue
         if q > 0.0 and deadline[e] < math.inf:
@@ -146,6 +154,8 @@ def serve_queues(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r:
             claim_total[li] += q if left <= dt else q * dt / left
         else:
             normal_total[li] += q
+    if run_link >= 0:
+        queue_total[run_link] = run_sum
     begin, count = block_range(r[2], r[3])
     for at in range(count):
         e = begin + at
@@ -235,6 +245,7 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
     gbn = tables.classes.gbn_packets
     dt = tables.knobs.dt
     class_offers(tables, state, offer, r)
+    run_link, run_in = -1, 0.0
     begin, count = block_range(r[6], r[7])
     for at in range(count):
         g = begin + at
@@ -292,7 +303,15 @@ def inject(tables: Tables, state: State, allowed: np.ndarray, s: tuple, r: tuple
             else:
                 arrivals[e0 + 1] += out
                 inflow[li] += out
-                egress_in[index(link[e0 + 1])] += out
+                # a running sum per next link, as `serve_queues` keeps the queued bytes
+                nxt = index(link[e0 + 1])
+                if nxt != run_link:
+                    if run_link >= 0:
+                        egress_in[run_link] = run_in
+                    run_link, run_in = nxt, egress_in[nxt]
+                run_in += out
+    if run_link >= 0:
+        egress_in[run_link] = run_in
 
 
 @njit(cache=True, nogil=True, inline="always")
