@@ -142,13 +142,23 @@ def _increase(rc: float, rt: float, ts: float, bs: float, line: float, k: DcqcnK
 
 
 @njit(cache=True, nogil=True, inline="always")
+def mark_hazard(p: float) -> float:
+    """What a packet marked with probability `p` adds to the hazard a cut waits for:
+    -log(1 - p), finite (`P_CEIL`). Apart from `react_per_cut`, so that classes seeing the
+    same marks (an incast's senders, one after another) take one logarithm."""
+    if p > 0.0:
+        return -math.log1p(-min(p, 1.0 - P_CEIL))
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def react_per_cut(
     c: int,
     rc: np.ndarray,
     rt: np.ndarray,
     alpha: np.ndarray,
     rp: np.ndarray,
-    p: float,
+    hazard: float,
     sent_Bps: float,
     out_Bps: float,
     line: float,
@@ -156,14 +166,12 @@ def react_per_cut(
     pkt: float,
     dt: float,
 ) -> None:
-    """Move class `c`'s reaction point on by `dt`, having seen mark probability `p` on
-    its path and had `out_Bps` leave the network (per flow, one feedback delay ago) while it
-    sends `sent_Bps` now. The events inside the step (the end of a cut's dead time, a cut,
-    a timer or byte-counter event, an alpha update) are taken in their order, the byte
-    counter at the pace R_C sets, so the outcome does not hang on the step."""
-    hazard = 0.0  # -log(1 - p) per packet reaching the receiver
-    if p > 0.0:
-        hazard = -math.log1p(-min(p, 1.0 - P_CEIL))
+    """Move class `c`'s reaction point on by `dt`, having seen marks on its path (their
+    `mark_hazard` per packet reaching the receiver) and had `out_Bps` leave the network
+    (per flow, one feedback delay ago) while it sends `sent_Bps` now. The events inside
+    the step (the end of a cut's dead time, a cut, a timer or byte-counter event, an alpha
+    update) are taken in their order, the byte counter at the pace R_C sets, so the
+    outcome does not hang on the step."""
     packets = out_Bps / pkt if out_Bps > 0.0 else 0.0  # per second, reaching the receiver
     pace = sent_Bps / rc[c] if rc[c] > 0.0 else 0.0  # what the flow sends per unit of R_C
     left = dt

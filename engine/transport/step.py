@@ -34,7 +34,7 @@ from numba import njit
 from engine.transport.control import dcqcn_step, ibcc_step, red_probability
 from engine.transport.indexing import block_range, index, zero
 from engine.transport.queues import allowed_rates, arrive, inject, serve_queues, track_tails
-from engine.transport.reaction import react_per_cut
+from engine.transport.reaction import mark_hazard, react_per_cut
 from engine.transport.structures import (
     CONTROL_PFC,
     SampleAcc,
@@ -122,6 +122,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
     cc_dt = k.cc_every * k.dt
     per_cut = k.dcqcn_on and dq.per_cut > 0.0
     on_cc_step = n % k.cc_every == 0
+    seen_p, seen_hazard = 0.0, 0.0  # the last class's marks: the next often sees the same
     begin, count = block_range(r[0], r[1])
     for at in range(count):
         c = begin + at
@@ -162,8 +163,21 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
                 row = index(row)
                 sending += fb_rate[row, c]
             sending /= k.cc_every
+            if p_seen != seen_p:
+                seen_p, seen_hazard = p_seen, mark_hazard(p_seen)
             react_per_cut(
-                c, rc, rt, alpha, rp, p_seen, sending, out_seen, line[c], dq, k.pkt_bytes, cc_dt
+                c,
+                rc,
+                rt,
+                alpha,
+                rp,
+                seen_hazard,
+                sending,
+                out_seen,
+                line[c],
+                dq,
+                k.pkt_bytes,
+                cc_dt,
             )
         elif k.dcqcn_on:
             rc[c], rt[c], alpha[c] = dcqcn_step(

@@ -42,7 +42,8 @@ def one_class(rc: float = LINE, rt: float = LINE, alpha: float = 1.0, identity: 
 
 def step(cs, k, p: float, sent: float, out: float, dt: float) -> None:
     """One kernel step of class 0."""
-    reaction.react_per_cut(0, cs.rc, cs.rt, cs.alpha, cs.rp, p, sent, out, LINE, k, PKT, dt)
+    hazard = reaction.mark_hazard(p)
+    reaction.react_per_cut(0, cs.rc, cs.rt, cs.alpha, cs.rp, hazard, sent, out, LINE, k, PKT, dt)
 
 
 @settings(max_examples=150, deadline=None)
