@@ -378,7 +378,13 @@ class CongestionTab(ResultTab):
                     angle=0,
                     pen=pg.mkPen(IDEAL_COLOR, width=1.5, style=Qt.PenStyle.DashLine),
                     label="ideal, mean per flow",
-                    labelOpts={"position": 0.98, "color": IDEAL_COLOR, "anchors": [(1, 1), (1, 1)]},
+                    # mid-way, under the line: its right end is under the legend's column,
+                    # and above it the view often ends (a transport that reaches the ideal)
+                    labelOpts={
+                        "position": 0.5,
+                        "color": IDEAL_COLOR,
+                        "anchors": [(0.5, 0), (0.5, 0)],
+                    },
                 )
             )
         plot.enableAutoRange()
