@@ -198,7 +198,7 @@ def test_dcqcn_with_many_senders_has_no_rest_point_and_crosses_kmax(catalog, del
     # packet (as the same repository's simulator, fluid2_test.m, marks): the point the
     # margins were taken about does not exist. Below Kmax the marks (at most Pmax) are too
     # few to hold the senders, above it every packet is marked, so the queue keeps crossing
-    # Kmax; the verdict "stable" is not one this model, or the paper's own, can show.
+    # Kmax: the verdict "stable" is about a point neither this model nor that simulator has.
     # Asserted (written before the first run): the rest point lies past Kmax; the queue's
     # range over 50-100 ms holds Kmax; at 4 us the link stays full (at least 0.97 of C).
     config, spec, shape, ecn = _paper_setup(catalog, dt_s=1e-6, published=True)
