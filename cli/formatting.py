@@ -8,6 +8,7 @@ only words and lays out its figures.
 from __future__ import annotations
 
 from engine.analysis import (
+    CollectiveRow,
     CollectiveSummary,
     CostReport,
     EvaluationResult,
@@ -205,16 +206,33 @@ def format_training(step: TrainingResult) -> str:
     return "\n".join(lines)
 
 
+def _fastest_text(row: CollectiveRow) -> str:
+    """The fastest pair under the transport and its busbw where it beats what runs."""
+    gain = row.forcing_gain()
+    if gain < 5e-4:
+        return ""
+    busbw = row.busbw_GBps * row.time_s / row.fastest_time_s
+    return f"{row.fastest_algorithm} / {row.fastest_protocol} {busbw:.2f} GB/s"
+
+
 def format_collective(result: CollectiveSummary) -> str:
-    """An nccl-tests-like table of a collective's times."""
+    """An nccl-tests-like table of a collective's times: the pair NCCL runs and, where
+    another is faster on this fabric, that pair (what forcing NCCL_ALGO/NCCL_PROTO gives)."""
     lines = [
         f"# {result.op} over {result.ranks} ranks",
-        f"#{'size (B)':>14} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}  algorithm / protocol",
+        f"#{'size (B)':>14} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}  "
+        f"{'algorithm / protocol':<22} faster if forced",
     ]
     for row in result.rows:
         lines.append(
             f"{row.bytes:>15} {row.time_s * 1e6:>12.2f} {row.algbw_GBps:>13.2f} "
-            f"{row.busbw_GBps:>13.2f}  {row.algorithm} / {row.protocol}"
+            f"{row.busbw_GBps:>13.2f}  {row.algorithm + ' / ' + row.protocol:<22} "
+            f"{_fastest_text(row)}".rstrip()
+        )
+    if any(row.forcing_gain() >= 5e-4 for row in result.rows):
+        lines.append(
+            "# auto runs NCCL's pick (its tuner sees the NICs, not the congestion); the last "
+            "column is the fastest pair on this fabric, what NCCL_ALGO/NCCL_PROTO would force"
         )
     lines.append(
         "# largest size, per stage: "

@@ -251,7 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
         json_help="print a JSON list of rows",
     )
     p.add_argument("--op", choices=OPS, help="collective (default: the scenario's)")
-    p.add_argument("--algo", help="algorithm, or auto (the fastest per size)")
+    p.add_argument(
+        "--algo", help="algorithm, or auto (NCCL's pick per size, from its tuner's model)"
+    )
     p.add_argument("--protocol", choices=["auto", "ll", "ll128", "simple"], help="NCCL protocol")
     p.add_argument("--ranks", type=int, help="the first N GPUs in placement order (8 = one server)")
     p.add_argument(

@@ -19,7 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.collectives.stages import Pipeline, RankLayout, Stage, flows, layout, refuse
+from engine.collectives.stages import (
+    Pipeline,
+    RankLayout,
+    Stage,
+    flows,
+    layout,
+    merged_pipeline,
+    refuse,
+)
 from engine.collectives.switch_reduced import nvls_schedule, nvlstree_schedule, sharp_schedule
 from engine.collectives.trees import (
     double_binary_trees,
@@ -298,6 +306,46 @@ def refuse_merging_lumped(per_group: list[list[Stage]]) -> None:
                 "ranks",
             )
         )
+
+
+def merge_concurrent(op: str, per_group: list[list[Stage]]) -> list[Stage]:
+    """One schedule of the concurrent groups' schedules of `op`, merged stage by stage (their
+    flows side by side, each stage as long as its slowest group's); refused when the groups
+    differ in shape or are all-to-alls too large to list."""
+    if len(per_group) == 1:
+        return per_group[0]
+    refuse_merging_lumped(per_group)
+    if len({len(p) for p in per_group}) != 1:
+        raise ScenarioError(
+            Problem(
+                "workload",
+                f"concurrent {op} groups differ in shape; give groups of equal size and layout",
+                "ranks",
+            )
+        )
+    merged = []
+    for stages in zip(*per_group, strict=True):
+        first = stages[0]
+        merged.append(
+            Stage(
+                first.name,
+                np.concatenate([st.src for st in stages]),
+                np.concatenate([st.dst for st in stages]),
+                np.concatenate([st.share for st in stages]),
+                repeat=first.repeat,
+                net_steps=max(st.net_steps for st in stages),
+                nvlink_steps=max(st.nvlink_steps for st in stages),
+                latency_class=first.latency_class,
+                analytic_s_per_byte=None
+                if first.analytic_s_per_byte is None
+                else max(st.analytic_s_per_byte for st in stages),
+                analytic_links=first.analytic_links,
+                analytic_share=first.analytic_share,
+                overlap=first.overlap,
+                pipeline=merged_pipeline(stages),
+            )
+        )
+    return merged
 
 
 def build_schedule(

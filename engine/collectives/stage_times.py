@@ -43,6 +43,9 @@ class StageProfile:
     loss_rtt_s: float = 0.0  # round trip a step waits for when one of its packets was lost
     transport: StageTransport | None = None  # what the transport mechanisms made of it
     transport_scale: float = 1.0  # bytes per flow per byte of message, in the curve's units
+    # Seconds per byte with only NVLink and the NICs limiting (NCCL's tuner's view,
+    # engine.collectives.tuner); None: the same as seconds_per_byte.
+    tuner_seconds_per_byte: float | None = None
 
 
 def collective_times(

@@ -8,9 +8,12 @@ latency NCCL's tuner gives the algorithm and protocol (`engine.collectives.nccl_
 NVLink and network step latencies, the ring's plateau factor, the tree's depth). Protocols keep
 NCCL's share of the bandwidth (LL half, LL128 15/16 of the payload, Simple's per-family factor,
 the tree's size correction) under NCCL's bus-bandwidth caps, and a GPU's network flows run no
-faster than NCCL's channels drive one NIC. ``auto`` picks the fastest algorithm and protocol
-per size, as NCCL's tuner does, among the algorithms NCCL would consider (NVLS and NVLS-tree
-where the GPUs have NVLink SharP, CollNet only when `fabric.collnet` enables it).
+faster than NCCL's channels drive one NIC. ``auto`` runs what NCCL would run: per size, the
+algorithm and protocol NCCL's static tuner times fastest (`engine.collectives.tuner`: its
+model sees NVLink and the NICs, not the fabric's congestion), among the algorithms NCCL
+would consider (NVLS and NVLS-tree where the GPUs have NVLink SharP, CollNet only when
+`fabric.collnet` enables it). Each row also names the pair that is fastest on this fabric
+under the transport, the what-if of forcing ``NCCL_ALGO`` / ``NCCL_PROTO``.
 
 The bandwidth time of a stage's network flows comes from the transport mechanisms
 (`engine.collectives.stage_transport`), never below the ideal max-min time. Technology
@@ -39,13 +42,14 @@ from engine.collectives.schedules import (
     build_schedule,
     bus_factor,
     layout,
-    refuse_merging_lumped,
+    merge_concurrent,
 )
+from engine.collectives.stage_loss import stage_loss
 from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
 from engine.collectives.stage_transport import stage_transport, transport_summary
-from engine.collectives.stages import merged_pipeline
 from engine.collectives.technology import PROTOCOLS, technology
+from engine.collectives.tuner import UNCALIBRATED, ChoiceTracker, tuner_capacity, tuner_profile
 from engine.collectives.work_cache import SCHEDULES, network_flows, unit_shares
 from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.catalogs import scenario_catalog
@@ -87,6 +91,10 @@ class CollectiveEngine:
         cap = self._nic_channel_caps(cap)
         self.capacity = cap
         self._capacity_key = array_digest(cap)  # names the capacities in the stage-rate cache
+        # NCCL's tuner sees NVLink and the NICs, nothing between switches (engine.collectives.tuner)
+        self.tuner_capacity = tuner_capacity(fabric, cap)
+        self._tuner_capacity_key = array_digest(self.tuner_capacity)
+        self._tuner_blind = bool(np.any(self.tuner_capacity != cap))
         out_of_gpu = (fabric.node_kind[fabric.link_src] == NODE_GPU) & ~nvlink
         self.gpu_net_rate = np.zeros(fabric.n_gpus)
         np.add.at(self.gpu_net_rate, fabric.link_src[out_of_gpu], cap[out_of_gpu])
@@ -192,6 +200,7 @@ class CollectiveEngine:
                 unit.loss_rtt_s,
                 unit.transport,
                 unit.transport_scale * k,
+                None if unit.tuner_seconds_per_byte is None else unit.tuner_seconds_per_byte * k,
             )
         pipe = () if stage.pipeline is None else (stage.pipeline.pipe, stage.pipeline.phase)
         key = array_digest(stage.src, stage.dst, stage.share, *pipe)
@@ -212,27 +221,8 @@ class CollectiveEngine:
             )
         poll(progress, stage.name)
         capacity = self.capacity
-        sizes = routed.flow_bytes  # read-only, shared: the lossy branches make new arrays
         network_flow = network_flows(fab, routed)
-        loss_log, loss_rtt = 0.0, 0.0
-        p = self.tech.packet_loss_rate
-        if p > 0 and np.any(network_flow):
-            network_entry = fab.link_bundle[routed.entry_link] != NVLINK_BUNDLE
-            hops = np.add.reduceat(network_entry * routed.entry_weight, routed.flow_ptr[:-1])
-            flow_loss = 1 - (1 - p) ** hops  # per packet, end to end
-            rtt = 2 * routed.latency
-            if self.tech.loss_recovery == "go-back-n":
-                window = np.maximum(
-                    1.0, fab.gpu_line_rate[routed.src_gpu] * rtt / self.tech.mtu_bytes
-                )
-                sizes = sizes * (1 + flow_loss * window)  # every loss resends the window in flight
-            elif self.tech.loss_recovery == "selective-repeat":
-                sizes = sizes * (1 + flow_loss)
-            if self.tech.loss_recovery != "link-retransmit":
-                # A step waits for its slowest flow: one round trip more when any flow lost a packet.
-                packets_per_byte = routed.flow_bytes[network_flow] / self.tech.mtu_bytes
-                loss_log = float(np.sum(packets_per_byte * np.log1p(-flow_loss[network_flow])))
-                loss_rtt = float(rtt[network_flow].max())
+        sizes, loss_log, loss_rtt = stage_loss(fab, self.tech, routed, network_flow)
         makespan, link_bytes = stage_rates(
             routed.flow_ptr,
             routed.entry_link,
@@ -242,6 +232,18 @@ class CollectiveEngine:
             routed.key,
             self._capacity_key,
         )
+        tuner_makespan = None  # NCCL's tuner sees no fabric past the NICs and no loss
+        if np.any(network_flow) and (self._tuner_blind or sizes is not routed.flow_bytes):
+            blind = self._tuner_blind
+            tuner_makespan, _ = stage_rates(
+                routed.flow_ptr,
+                routed.entry_link,
+                routed.entry_weight,
+                self.tuner_capacity if blind else capacity,
+                routed.flow_bytes,
+                routed.key,
+                self._tuner_capacity_key if blind else self._capacity_key,
+            )
         transport = None
         if np.any(network_flow):
             buffer = self.tech.nccl.connection_buffer_bytes
@@ -252,7 +254,14 @@ class CollectiveEngine:
         latency_net = float(routed.latency[network_flow].max()) if np.any(network_flow) else 0.0
         latency_nv = float(routed.latency[~network_flow].max()) if np.any(~network_flow) else 0.0
         prof = StageProfile(
-            makespan, latency_net, latency_nv, link_bytes, loss_log, loss_rtt, transport
+            makespan,
+            latency_net,
+            latency_nv,
+            link_bytes,
+            loss_log,
+            loss_rtt,
+            transport,
+            tuner_seconds_per_byte=tuner_makespan,
         )
         self._profiles[key] = prof
         return prof
@@ -318,40 +327,7 @@ class CollectiveEngine:
                     self.nvlink_seconds_per_byte(ranks) if algo in ("nvls", "nvlstree") else 0.0,
                 )
             )
-        if len(per_group) == 1:
-            return per_group[0]
-        refuse_merging_lumped(per_group)
-        if len({len(p) for p in per_group}) != 1:
-            raise ScenarioError(
-                Problem(
-                    "workload",
-                    f"concurrent {op} groups differ in shape; give groups of equal size and layout",
-                    "ranks",
-                )
-            )
-        merged = []
-        for stages in zip(*per_group, strict=True):
-            first = stages[0]
-            merged.append(
-                Stage(
-                    first.name,
-                    np.concatenate([st.src for st in stages]),
-                    np.concatenate([st.dst for st in stages]),
-                    np.concatenate([st.share for st in stages]),
-                    repeat=first.repeat,
-                    net_steps=max(st.net_steps for st in stages),
-                    nvlink_steps=max(st.nvlink_steps for st in stages),
-                    latency_class=first.latency_class,
-                    analytic_s_per_byte=None
-                    if first.analytic_s_per_byte is None
-                    else max(st.analytic_s_per_byte for st in stages),
-                    analytic_links=first.analytic_links,
-                    analytic_share=first.analytic_share,
-                    overlap=first.overlap,
-                    pipeline=merged_pipeline(stages),
-                )
-            )
-        return merged
+        return merge_concurrent(op, per_group)
 
     def run(
         self,
@@ -413,9 +389,7 @@ class CollectiveEngine:
                 )
             algos = [algorithm]
         protocols = list(PROTOCOLS) if protocol == "auto" else [protocol]
-        best_t = np.full(sizes.shape[0], np.inf)
-        best_algo = np.empty(sizes.shape[0], dtype=object)
-        best_proto = np.empty(sizes.shape[0], dtype=object)
+        picks = ChoiceTracker(sizes.shape[0])
         curves: dict[str, list[float]] = {}
         plans = {}
         for a, algo in enumerate(algos):
@@ -435,19 +409,21 @@ class CollectiveEngine:
                 raise ScenarioError(
                     Problem("workload", f"{algo} runs with the simple protocol only", "protocol")
                 )
+            seen = [tuner_profile(p) for p in profiles]
             for proto in usable:
                 times, parts = collective_times(
                     self.tech.nccl, self.calibration, op, algo, lay, stages, proto, sizes, profiles
                 )
+                tuner_times, _ = collective_times(
+                    self.tech.nccl, UNCALIBRATED, op, algo, lay, stages, proto, sizes, seen
+                )
                 plans[(algo, proto)] = (stages, profiles, parts)
-                better = times < best_t
-                best_t[better] = times[better]
-                best_algo[better] = algo
-                best_proto[better] = proto
+                picks.offer(algo, proto, times, tuner_times)
                 algo_best = np.minimum(algo_best, times)
             curves[algo] = algo_best.tolist()
-        if np.any(best_algo == None):  # noqa: E711 (an object array: elementwise test)
-            size = sizes[np.flatnonzero(best_algo == None)[0]]  # noqa: E711
+        unpicked = picks.unpicked()
+        if unpicked.size:
+            size = sizes[unpicked[0]]
             raise ScenarioError(
                 Problem(
                     "workload",
@@ -458,20 +434,25 @@ class CollectiveEngine:
                 )
             )
         factor = bus_factor(op, lay.n)
+        pick = picks.choice()
         rows = []
         for i, size in enumerate(sizes):
-            algbw = size / best_t[i]
+            algbw = size / pick.time_s[i]
             rows.append(
                 {
                     "bytes": int(size),
-                    "time_s": float(best_t[i]),
+                    "time_s": float(pick.time_s[i]),
                     "algbw_GBps": float(algbw / 1e9),
                     "busbw_GBps": float(algbw * factor / 1e9),
-                    "algorithm": str(best_algo[i]),
-                    "protocol": str(best_proto[i]),
+                    "algorithm": str(pick.algorithm[i]),
+                    "protocol": str(pick.protocol[i]),
+                    "tuner_time_s": float(pick.tuner_time_s[i]),
+                    "fastest_algorithm": str(pick.fastest_algorithm[i]),
+                    "fastest_protocol": str(pick.fastest_protocol[i]),
+                    "fastest_time_s": float(pick.fastest_time_s[i]),
                 }
             )
-        stages, profiles, parts = plans[(best_algo[-1], best_proto[-1])]
+        stages, profiles, parts = plans[(pick.algorithm[-1], pick.protocol[-1])]
         breakdown = [
             {
                 "stage": p["stage"],
@@ -485,7 +466,7 @@ class CollectiveEngine:
         for stage, prof in zip(stages, profiles, strict=True):
             if prof.link_bytes_per_byte is not None:
                 link_bytes += stage.repeat * prof.link_bytes_per_byte * sizes[-1]
-        util = link_bytes / (self.capacity * best_t[-1])
+        util = link_bytes / (self.capacity * pick.time_s[-1])
         return CollectiveResult(
             op=op,
             ranks=lay.n,

