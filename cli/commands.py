@@ -34,6 +34,7 @@ from engine.analysis import (
     convert_technology,
     cost_run,
     default_executor,
+    describe_verdict_range,
     evaluate,
     fabric_size,
     measurement_run,
@@ -44,6 +45,7 @@ from engine.analysis import (
     sweep,
     training_run,
     transport_study,
+    verdict_range,
 )
 from engine.catalog.devices import default_catalog
 from engine.library.store import LibraryError
@@ -238,6 +240,10 @@ def run_compare(args: argparse.Namespace) -> int:
         raise ScenarioError(
             Problem("compare", "give a second scenario or --convert infiniband|roce")
         )
+    if args.uncertainty:
+        band = verdict_range(a, b, default_catalog())
+        print(band.to_json() if args.json else describe_verdict_range(band))
+        return EXIT_OK
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
     result = compare(a, b, default_catalog(), parts)
     if args.json:

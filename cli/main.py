@@ -151,6 +151,25 @@ def _transport_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _transport_settings_help() -> str:
+    """What ``transport --help`` says of the settings that change the mechanisms, with the
+    catalog's DCQCN profiles by name."""
+    from engine.catalog.devices import default_catalog
+
+    profiles = sorted(k for k in default_catalog().technologies if k.startswith("dcqcn-"))
+    return (
+        "transport settings (--set PATH=VALUE): transport.dcqcn_profile=NAME runs a catalog "
+        f"DCQCN profile ({', '.join(profiles)}; default: the NICs' own); "
+        "transport.dcqcn_g_reading=retention|gain, transport.dcqcn_byte_unit_bytes=1|64 and "
+        "transport.dcqcn_byte_counter=false read NVIDIA's firmware registers as the other "
+        "public sources do (docs/transport.md, 'The readings'); transport.dcqcn=false, "
+        "transport.pfc=false, transport.ib_cc=true, transport.ecn_kmin_bytes, ecn_kmax_bytes, "
+        "ecn_pmax, pfc_xoff_bytes and port_buffer_bytes set one mechanism each. "
+        "transport.model=ideal does not apply here: the study always runs the mechanisms "
+        "and prints the max-min ideal beside them."
+    )
+
+
 def _traffic_option(p: argparse.ArgumentParser) -> None:
     """``--traffic FILE``: a traffic matrix run as the workload (evaluate, transport)."""
     p.add_argument(
@@ -237,6 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--parts", default="permutation,collective,training,cost", help="what to compare"
     )
+    p.add_argument(
+        "--uncertainty",
+        action="store_true",
+        help="the collective busbw ratio b / a as a range over the inputs no source pins "
+        "down (DCQCN register readings, ECN profile, Quantum-2's buffer), with each one's "
+        "swing, largest first",
+    )
     p = _command(
         sub, "train", cmd.run_train, "one training step: compute, communication per kind, MFU"
     )
@@ -268,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _transport_options(p)
     _traffic_option(p)
+    p.epilog = _transport_settings_help()
     p = sub.add_parser(
         "library", help="the scenario library: list, search, show, versions, export, import"
     )

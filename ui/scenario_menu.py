@@ -131,6 +131,8 @@ class ScenarioMenu:
         dialog = self.compare_dialog
         if dialog is not None and dialog.table_result is not None:
             plots.append(("Compared scenarios: busbw (best algorithm)", dialog.plot))
+        if dialog is not None and dialog.verdict.result is not None:
+            plots.append(("The verdict's range: each unknown's swing", dialog.verdict.plot))
         images = []
         with tempfile.TemporaryDirectory() as folder:
             for i, (caption, plot) in enumerate(plots):
@@ -155,11 +157,12 @@ class ScenarioMenu:
                 return None
         dialog = self.compare_dialog
         comparison = dialog.table_result if dialog is not None else None
+        verdict = dialog.verdict.result if dialog is not None else None
         ran = (report.scenario or {}).get("metadata", {}).get("name", name)  # the run's name
         try:
             images = self.report_images()
             text = html_report(
-                report, f"FabricLab report: {ran}", report.scenario, comparison, images
+                report, f"FabricLab report: {ran}", report.scenario, comparison, images, verdict
             )
             Path(path).write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -96,8 +96,10 @@ from engine.analysis.results import (
     TrainingResult,
     TransportStudy,
     TransportWorkload,
+    UnknownSwing,
     UtilizationHistogram,
     VendorShare,
+    VerdictRange,
 )
 from engine.analysis.self_check import (
     CheckResult,
@@ -121,6 +123,8 @@ from engine.analysis.sweeps import METRICS, SweepResult, default_executor, parse
 from engine.analysis.tier_utilization import bundle_tier_labels, tier_peak, tier_utilization
 from engine.analysis.transport_demand import KINDS as TRANSPORT_KINDS
 from engine.analysis.transport_study import transport_study
+from engine.analysis.uncertainty import describe as describe_verdict_range
+from engine.analysis.uncertainty import verdict_range
 from engine.collectives.schedules import ALGORITHMS as COLLECTIVE_ALGORITHMS
 from engine.collectives.schedules import OPS
 from engine.collectives.timing import DEFAULT_SIZES
@@ -214,8 +218,10 @@ __all__ = [
     "TrainingResult",
     "TransportStudy",
     "TransportWorkload",
+    "UnknownSwing",
     "UtilizationHistogram",
     "VendorShare",
+    "VerdictRange",
     "bundle_tier_labels",
     "busbw_at",
     "cache_counts",
@@ -233,6 +239,7 @@ __all__ = [
     "decision_table",
     "default_bundle",
     "default_executor",
+    "describe_verdict_range",
     "equal_jobs",
     "evaluate",
     "export_fabric",
@@ -283,6 +290,7 @@ __all__ = [
     "training_run",
     "training_summary",
     "transport_study",
+    "verdict_range",
 ]
 
 plain_pages_for_numpy()  # before the first evaluation allocates (see the module's docstring)

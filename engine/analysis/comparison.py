@@ -35,6 +35,9 @@ _ONLY_ON = {
         "ecn_pmax",
         "dcqcn",
         "dcqcn_profile",
+        "dcqcn_g_reading",
+        "dcqcn_byte_unit_bytes",
+        "dcqcn_byte_counter",
     ),
     "infiniband": ("ib_cc",),
 }

@@ -3,7 +3,9 @@
 `html_report` writes, for an evaluated scenario: what was built (groups, technology, routing,
 failures), the headline figures (permutation test, the collective at every size, the
 training step, cost and power), a comparison of several scenarios when one was made
-(`DecisionTable`: values, deltas against the baseline, the better value marked), the plots
+(`DecisionTable`: values, deltas against the baseline, the better value marked), the
+IB-vs-RoCE verdict as a range over the inputs no source pins down when one was asked for
+(`VerdictRange`: the band, each unknown's swing and its source or "not published"), the plots
 the caller hands in as PNG bytes (embedded as data URIs, so the file travels alone), the
 bill of materials, and every assumption with its source: the catalog provenance of each
 priced part, how each cost figure was derived, the training model's assumptions and notes.
@@ -18,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine import __version__
-from engine.analysis.results import DecisionTable, EvaluationResult
+from engine.analysis.results import DecisionTable, EvaluationResult, VerdictRange
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -161,6 +163,29 @@ def _comparison_section(comparison: DecisionTable) -> str:
     )
 
 
+def _verdict_section(verdict: VerdictRange) -> str:
+    rows = []
+    for s in verdict.swings:
+        values = "; ".join(
+            f"{label}: {'refused' if r is None else f'{r:.3f}'}"
+            for label, r in zip(s.values, s.b_over_a, strict=True)
+        )
+        rows.append([s.name, s.applies_to, s.default, values, s.low, s.high, s.source])
+    header = ["unknown", "on", "default", "alternatives (b / a)", "low", "high", "source"]
+    return "\n".join(
+        [
+            "<h2>The verdict's range</h2>",
+            f"<p>{_e(verdict.metric)}, <b>{_e(verdict.b)}</b> over <b>{_e(verdict.a)}</b> at "
+            f"{verdict.size_bytes:,} B: <b>{verdict.baseline:.3f}</b> at the catalog's defaults "
+            f"({verdict.b_value:.1f} / {verdict.a_value:.1f}), from <b>{verdict.low:.3f}</b> to "
+            f"<b>{verdict.high:.3f}</b> as each unknown takes its alternatives (one at a time, "
+            "the largest swing first).</p>",
+            _table(header, rows),
+            _list("Left out", verdict.notes),
+        ]
+    )
+
+
 def _bom_section(report: EvaluationResult) -> str:
     cost = report.cost
     if cost is None:
@@ -222,11 +247,13 @@ def html_report(
     scenario: Mapping[str, Any] | None = None,
     comparison: DecisionTable | None = None,
     images: Sequence[tuple[str, bytes]] = (),
+    verdict: VerdictRange | None = None,
 ) -> str:
     """The whole report as one HTML document (see the module docstring).
 
     `scenario` is the scenario's JSON form (an `AppReport` keeps it), `comparison` a
-    `decision_table` to include, `images` (caption, PNG bytes) pairs embedded in the file.
+    `decision_table` to include, `images` (caption, PNG bytes) pairs embedded in the file,
+    `verdict` a `verdict_range` to include.
     """
     body = [
         f"<h1>{_e(title)}</h1>",
@@ -235,6 +262,7 @@ def html_report(
         _scenario_section(scenario) if scenario else "",
         _figures_section(report),
         _comparison_section(comparison) if comparison is not None else "",
+        _verdict_section(verdict) if verdict is not None else "",
         _images_section(images),
         _bom_section(report),
         _assumptions_section(report),

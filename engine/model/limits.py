@@ -44,6 +44,7 @@ LIMITS: dict[tuple[str, str], Limit] = {
     ("TransportSettings", "ecn_kmax_bytes"): Limit(1e12, "bytes of queue"),
     ("TransportSettings", "ecn_pmax"): Limit(1e3, "for a probability, which lies in 0..1"),
     ("TransportSettings", "port_buffer_bytes"): Limit(1e12, "bytes of buffer per port"),
+    ("TransportSettings", "dcqcn_byte_unit_bytes"): Limit(2**20, "bytes per byte-counter unit"),
     ("Job", "gpus"): Limit(2**31, "GPUs in one job"),
     ("Job", "message_bytes"): Limit(1e15, "bytes per rank"),
     ("Job", "seed"): Limit(2**63, "for a seed"),

@@ -24,6 +24,7 @@ from typing import Any
 from engine.model.constraints import Constraints
 from engine.model.devices import CustomDevice, json_value
 from engine.model.errors import Problem, ScenarioError
+from engine.model.format_upgrades import from_version_1, printable
 from engine.model.jobs import Job
 from engine.model.limits import MAX_TEXT_CHARS, Limit, beyond, limit_of
 from engine.model.traffic import TrafficFlow
@@ -120,7 +121,8 @@ class TransportSettings:
     gives max-min fair rates, what a perfect transport would do. `pfc` false makes a RoCE
     fabric lossy (drops and resends). ECN thresholds and the port buffer replace the
     switches' catalog figures on every link; `dcqcn_profile` names a catalog DCQCN profile
-    (default: the NIC's own).
+    (default: the NIC's own); the ``dcqcn_g_reading``, ``_byte_unit_bytes`` and
+    ``_byte_counter`` fields read its firmware registers (`engine.transport.readings`).
     """
 
     model: str = "mechanistic"
@@ -131,6 +133,9 @@ class TransportSettings:
     ecn_pmax: float | None = None
     dcqcn: bool | None = None
     dcqcn_profile: str | None = None
+    dcqcn_g_reading: str | None = None
+    dcqcn_byte_unit_bytes: float | None = None
+    dcqcn_byte_counter: bool | None = None
     ib_cc: bool | None = None
     port_buffer_bytes: float | None = None
 
@@ -402,7 +407,7 @@ def _from_dict(cls: type, data: Any, path: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        shown = ", ".join(_printable(str(u)) for u in unknown[:10])
+        shown = ", ".join(printable(str(u)) for u in unknown[:10])
         raise _fail(path, f"unknown field(s) {shown}; known: {', '.join(sorted(names))}")
     kwargs = {}
     for f in dataclasses.fields(cls):
@@ -413,12 +418,6 @@ def _from_dict(cls: type, data: Any, path: str) -> Any:
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise _fail(sub, "required field is missing")
     return cls(**kwargs)
-
-
-def _printable(text: str) -> str:
-    """`text` safe to print anywhere: unpaired surrogates escaped, long text cut."""
-    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return safe if len(safe) <= 80 else safe[:77] + "..."
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
@@ -452,25 +451,8 @@ def scenario_from_dict(data: Any, notes: list[str] | None = None) -> Scenario:
     if version < 1:
         raise _fail("version", f"unknown format version {version}")
     if version < 2:
-        body = _from_version_1(body, notes)
+        body = from_version_1(body, notes)
     return _from_dict(Scenario, body, "")
-
-
-def _from_version_1(body: dict[str, Any], notes: list[str] | None) -> dict[str, Any]:
-    """Format 1 had `fabric.incast_efficiency`, one assumed share of a contended link's
-    capacity; the transport model replaced it, so it is dropped with a note."""
-    fabric = body.get("fabric")
-    if isinstance(fabric, dict) and "incast_efficiency" in fabric:
-        fabric = dict(fabric)
-        value = fabric.pop("incast_efficiency")
-        body = {**body, "fabric": fabric}
-        if notes is not None and value is not None:
-            notes.append(
-                f"fabric.incast_efficiency ({_printable(repr(value))}) is no longer used: "
-                "congestion now comes from the transport mechanisms (transport section); "
-                "the value was dropped"
-            )
-    return body
 
 
 def to_json(scenario: Scenario, indent: int | None = 2) -> str:

@@ -12,7 +12,20 @@ from engine.model.errors import Problem
 from engine.model.scenario import Scenario
 
 TRANSPORT_MODELS = ("mechanistic", "ideal")
-_ROCE_ONLY = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
+_ROCE_ONLY = (
+    "pfc",
+    "pfc_xoff_bytes",
+    "ecn_kmin_bytes",
+    "ecn_kmax_bytes",
+    "ecn_pmax",
+    "dcqcn",
+    "dcqcn_g_reading",
+    "dcqcn_byte_unit_bytes",
+    "dcqcn_byte_counter",
+)
+# What DCE_TCP_G may be read as: the retention or the gain of alpha's average
+# (engine.transport.readings applies the reading).
+G_READINGS = ("retention", "gain")
 
 
 def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
@@ -61,6 +74,25 @@ def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
     if t.ecn_pmax is not None and not 0 <= t.ecn_pmax <= 1:
         problems.append(
             Problem("transport", f"ecn_pmax must be in [0, 1], not {t.ecn_pmax:g}", "ecn_pmax")
+        )
+    if t.dcqcn_g_reading is not None and t.dcqcn_g_reading not in G_READINGS:
+        problems.append(
+            Problem(
+                "transport",
+                f"unknown reading of DCE_TCP_G {t.dcqcn_g_reading!r}; use "
+                f"{' or '.join(G_READINGS)}",
+                "dcqcn_g_reading",
+            )
+        )
+    unit = t.dcqcn_byte_unit_bytes
+    if unit is not None and not 1 <= unit <= 2**20:
+        problems.append(
+            Problem(
+                "transport",
+                f"dcqcn_byte_unit_bytes must be from 1 to 1,048,576 bytes (RPG_BYTE_RESET is "
+                f"read in 1 or 64), not {unit:g}",
+                "dcqcn_byte_unit_bytes",
+            )
         )
     problems += _check_thresholds(scenario, catalog)
     profiles = sorted(k for k in catalog.technologies if k.startswith("dcqcn-"))

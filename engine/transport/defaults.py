@@ -8,8 +8,6 @@ and IB CC. Every value keeps its provenance in the catalog (`Figure.provenance`)
 
 from __future__ import annotations
 
-import math
-
 from engine.catalog.devices import Catalog, Device
 from engine.transport.params import (
     DcqcnParams,
@@ -19,22 +17,27 @@ from engine.transport.params import (
     PfcParams,
     TransportConfig,
 )
+from engine.transport.readings import DcqcnReadings, alpha_gain, byte_counter_bytes
 
 MBPS = 1e6 / 8  # bytes/s per Mb/s
 ECN_OFF = EcnParams(0.0, 0.0, 0.0)
 
 
-def dcqcn_params(catalog: Catalog, profile: str = "dcqcn-nvidia") -> DcqcnParams:
-    """DCQCN parameters of a catalog profile (``dcqcn-paper`` or ``dcqcn-nvidia``)."""
+def dcqcn_params(
+    catalog: Catalog, profile: str = "dcqcn-nvidia", readings: DcqcnReadings | None = None
+) -> DcqcnParams:
+    """DCQCN parameters of a catalog profile (``dcqcn-paper``, ``dcqcn-nvidia``, ...), with
+    the firmware registers no document settles read as `readings` says (the profile's own
+    default readings where it says nothing; `engine.transport.readings`)."""
     p = catalog.technology(profile)
-    byte_counter = p.value("byte_counter_bytes")
+    readings = readings or DcqcnReadings()
     return DcqcnParams(
         cnp_interval_s=float(p.value("cnp_interval_us")) * 1e-6,
         alpha_update_s=float(p.value("alpha_update_us")) * 1e-6,
-        alpha_gain=float(p.value("alpha_gain")),
+        alpha_gain=alpha_gain(p, readings),
         initial_alpha=float(p.value("initial_alpha")),
         rate_increase_timer_s=float(p.value("rate_increase_timer_us")) * 1e-6,
-        byte_counter_bytes=math.inf if byte_counter is None else float(byte_counter),
+        byte_counter_bytes=byte_counter_bytes(p, readings),
         fast_recovery_steps=int(p.value("fast_recovery_steps")),
         additive_increase_Bps=float(p.value("additive_increase_mbps")) * MBPS,
         hyper_increase_Bps=float(p.value("hyper_increase_mbps")) * MBPS,
@@ -112,12 +115,14 @@ def transport_config(
     technology: str,
     switch_id: str,
     dcqcn_profile: str | None = None,
+    readings: DcqcnReadings | None = None,
 ) -> TransportConfig:
     """The default transport configuration of a technology (``infiniband`` or ``roce``).
 
     InfiniBand: credit flow control, IB CC as the catalog says (off, OpenSM's default).
     RoCE: PFC, and DCQCN with the ECN thresholds of `switch_id` when the technology's
-    congestion control is DCQCN. `dcqcn_profile` defaults to the NIC firmware profile.
+    congestion control is DCQCN. `dcqcn_profile` defaults to the NIC firmware profile,
+    `readings` to the profile's own readings of its registers.
     """
     tech = catalog.technology(technology)
     lossless = str(tech.value("lossless"))
@@ -132,7 +137,7 @@ def transport_config(
             dcqcn=bool(dcqcn_on),
             ib_cc=(not is_roce) and bool(ib.value("ib_cc_enabled")),
         ),
-        dcqcn=dcqcn_params(catalog, dcqcn_profile or "dcqcn-nvidia"),
+        dcqcn=dcqcn_params(catalog, dcqcn_profile or "dcqcn-nvidia", readings),
         ib_cc=ib_cc_params(catalog),
         ecn=ecn_params(catalog.get(switch_id, "switch")) if is_roce else ECN_OFF,
         pfc=pfc_params(catalog),

@@ -1,7 +1,8 @@
 """The transport configuration and network of a scenario: catalog defaults, then its settings.
 
 A scenario's `transport` section chooses the mechanisms (PFC, DCQCN, IB CC), the DCQCN
-profile (default: the one the servers' NICs run), the ECN thresholds and the port buffer;
+profile (default: the one the servers' NICs run) and its firmware readings, the ECN
+thresholds and the port buffer;
 everything it leaves at ``None`` is the catalog's default for the fabric's technology. The
 fabric's MTU (`fabric.mtu_bytes`) is the packet size of marking, headroom and IB CC, and its
 loss recovery (`fabric.loss_recovery`) what a drop costs (go-back-N: the window in flight).
@@ -22,6 +23,7 @@ from engine.transport.defaults import transport_config
 from engine.transport.fabric import network_from_routes
 from engine.transport.network import TransportNetwork
 from engine.transport.params import Mechanisms, TransportConfig
+from engine.transport.readings import DcqcnReadings
 
 DEFAULT_DCQCN_PROFILE = "dcqcn-nvidia"
 
@@ -55,7 +57,8 @@ def scenario_transport_config(scenario: Scenario, catalog: Catalog) -> Transport
     switch = _a_switch(scenario)
     if switch is None:
         switch = "qm9700" if technology == "infiniband" else "sn5600"
-    config = transport_config(catalog, technology, switch, dcqcn_profile=profile)
+    readings = DcqcnReadings(t.dcqcn_g_reading, t.dcqcn_byte_unit_bytes, t.dcqcn_byte_counter)
+    config = transport_config(catalog, technology, switch, dcqcn_profile=profile, readings=readings)
     m = config.mechanisms
     if technology == "roce":
         lossless = m.lossless if t.pfc is None else ("pfc" if t.pfc else "none")

@@ -19,6 +19,11 @@ first run, from the mechanism, not from the model's output:
 - A long cable with a small buffer caps an InfiniBand link at buffer over round trip.
 - A larger MTU carries more payload per bit of line rate.
 - More queue pairs per connection spread a permutation over more ECMP paths: no loss.
+- The readings of NVIDIA's DCQCN registers (engine.transport.readings): DCE_TCP_G read as
+  the gain of alpha's average forgets a congestion within one alpha period, so cuts that
+  come a decrease period apart are small and an incast finishes no later than under the
+  retention reading; a byte counter in 64-byte units (or none) raises the rate less often
+  after the cuts, so the incast finishes no sooner than with one in bytes.
 """
 
 from __future__ import annotations
@@ -137,3 +142,21 @@ def test_more_queue_pairs_spread_a_permutation_without_a_penalty() -> None:
         return result.permutation.transport.throughput_fraction.mean
 
     assert mean_fraction(4) >= mean_fraction(1)
+
+
+def test_the_gain_reading_of_dce_tcp_g_cuts_less_than_the_retention_reading() -> None:
+    retention = study(ROCE, FOUR_TO_ONE, transport__dcqcn_g_reading="retention")
+    gain = study(ROCE, FOUR_TO_ONE, transport__dcqcn_g_reading="gain")
+    assert gain.finished and retention.finished
+    assert gain.makespan_s <= retention.makespan_s
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{"transport__dcqcn_byte_unit_bytes": "64"}, {"transport__dcqcn_byte_counter": "false"}],
+)
+def test_a_slower_byte_counter_recovers_no_sooner(setting) -> None:
+    in_bytes = study(ROCE, FOUR_TO_ONE)
+    slower = study(ROCE, FOUR_TO_ONE, **setting)
+    assert slower.finished and in_bytes.finished
+    assert slower.makespan_s >= in_bytes.makespan_s

@@ -38,14 +38,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.analysis import AppReport, DecisionRow, DecisionTable, decision_table, run_evaluation
+from engine.analysis import (
+    AppReport,
+    DecisionRow,
+    DecisionTable,
+    VerdictRange,
+    decision_table,
+    run_evaluation,
+    verdict_range,
+)
 from engine.catalog.devices import Catalog
-from engine.model.scenario import Scenario
+from engine.model.scenario import Scenario, scenario_from_dict
 from ui.results.frontier_plot import FrontierPlot
 from ui.results.pins import PIN_COLORS
 from ui.results.plot_axes import result_plot
 from ui.results.plot_export import write_csv
 from ui.results.tables import make_table, set_header
+from ui.results.verdict_range_view import VerdictRangeView
 from ui.work.tasks import Task, TaskWorker
 
 BETTER_MARK = " ✓"
@@ -168,6 +177,17 @@ class CompareDialog(QDialog):
         self.views.setObjectName("compareViews")
         self.views.addTab(self.plot, "busbw curves")
         self.views.addTab(self.frontier, "cost frontier")
+        self.verdict = VerdictRangeView()
+        self.views.addTab(self.verdict, "verdict range")
+        self.range_button = QPushButton("Verdict &range")
+        self.range_button.setObjectName("compareRange")
+        self.range_button.setToolTip(
+            "The baseline and the next scenario's busbw ratio over the inputs no source "
+            "pins down (DCQCN register readings, ECN profile, Quantum-2's buffer)"
+        )
+        self.range_button.setEnabled(False)
+        self.range_button.clicked.connect(self.ask_range)
+        self.worker.progress.connect(self._range_progress)
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.table)
         right.addWidget(self.views)
@@ -175,6 +195,7 @@ class CompareDialog(QDialog):
         buttons = QHBoxLayout()
         buttons.addWidget(self.log_box)
         buttons.addStretch(1)
+        buttons.addWidget(self.range_button)
         buttons.addWidget(self.export_button)
         right_box = QWidget()
         right_layout = QVBoxLayout(right_box)
@@ -241,6 +262,10 @@ class CompareDialog(QDialog):
         self.status.setText(f"Evaluating {candidate.label}…")
 
     def _evaluated(self, key: str, _request: int, report: object) -> None:
+        if key == "range":
+            if isinstance(report, VerdictRange):
+                self.verdict.show_range(report)
+            return
         index = int(key.rsplit("-", 1)[1])
         if index in self._picked and isinstance(report, AppReport):
             self.candidates[index].report = report  # a second Compare shows it at once
@@ -248,6 +273,9 @@ class CompareDialog(QDialog):
             self._show_if_complete()
 
     def _evaluation_failed(self, key: str, _request: int, error: object) -> None:
+        if key == "range":
+            self.verdict.say(f"No range: {error}")
+            return
         index = int(key.rsplit("-", 1)[1])
         label = self.candidates[index].label
         self.status.setText(f"Cannot evaluate {label}: {error}")
@@ -266,6 +294,7 @@ class CompareDialog(QDialog):
         self._show_curves(labels, reports)
         self.frontier.show_reports(labels, reports)
         self.status.setText(f"Compared {len(labels)} scenarios against {labels[0]}.")
+        self.range_button.setEnabled(True)
         self.compared.emit(self.table_result)
 
     # ---- showing ----------------------------------------------------------------------------
@@ -312,6 +341,42 @@ class CompareDialog(QDialog):
 
     def _set_log(self, log: bool) -> None:
         self.plot.setLogMode(x=True, y=log)
+
+    # ---- the verdict's range ------------------------------------------------------------------
+
+    def _scenario(self, index: int) -> Scenario:
+        candidate = self.candidates[index]
+        if candidate.scenario is not None:
+            return candidate.scenario
+        report = self._reports[index]
+        if report.scenario is None:
+            raise CandidateError(f"{candidate.label} keeps no scenario to vary")
+        return scenario_from_dict(report.scenario)
+
+    def ask_range(self) -> bool:
+        """Compute the range of the baseline and the next compared scenario (on the worker)."""
+        if len(self._picked) < 2 or self.busy:
+            self.verdict.say("Compare two scenarios first.")
+            return False
+        first, second = self._picked[:2]
+        try:
+            a, b = self._scenario(first), self._scenario(second)
+        except CandidateError as exc:
+            self.verdict.say(str(exc))
+            return False
+        catalog = self.catalog
+
+        def job(task: Task) -> object:
+            return verdict_range(a, b, catalog, task.progress)
+
+        self.worker.submit("range", job)
+        self.views.setCurrentWidget(self.verdict)
+        self.verdict.say("Varying the unknowns…")
+        return True
+
+    def _range_progress(self, key: str, _request: int, fraction: float, stage: str) -> None:
+        if key == "range":
+            self.verdict.say(f"Varying the unknowns: {stage} ({fraction:.0%})")
 
     # ---- export -----------------------------------------------------------------------------
 

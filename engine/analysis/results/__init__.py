@@ -48,6 +48,7 @@ from engine.analysis.results.transport import (
     TransportStudy,
     TransportWorkload,
 )
+from engine.analysis.results.uncertainty import UnknownSwing, VerdictRange
 
 __all__ = [
     "AppReport",
@@ -90,6 +91,8 @@ __all__ = [
     "TrainingResult",
     "TransportStudy",
     "TransportWorkload",
+    "UnknownSwing",
     "UtilizationHistogram",
     "VendorShare",
+    "VerdictRange",
 ]

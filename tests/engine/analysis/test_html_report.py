@@ -46,3 +46,50 @@ def test_a_comparison_and_images_are_embedded(evaluated):
     assert 'src="data:image/png;base64,iVBORw0KGgpmYWtl"' in text
     assert "<figcaption>busbw</figcaption>" in text
     assert '<td class="num best">' not in text  # equal values: nothing is better
+
+
+def test_the_verdict_s_range_lists_every_unknown_with_its_source(evaluated):
+    from engine.analysis import UnknownSwing, VerdictRange
+
+    _scenario, report = evaluated
+    swing = UnknownSwing(
+        "DCE_TCP_G's reading",
+        "transport.dcqcn_g_reading",
+        "roce",
+        "retention",
+        ("gain",),
+        (1.23,),
+        1.23,
+        2.01,
+        "Mellanox <community> DOC-2790",
+    )
+    refused = UnknownSwing(
+        "Quantum-2's port buffer",
+        "transport.port_buffer_bytes",
+        "infiniband",
+        "catalog",
+        ("64 KiB",),
+        (None,),
+        2.01,
+        2.01,
+        "not published",
+    )
+    verdict = VerdictRange(
+        "ib",
+        "roce",
+        "collective busbw (GB/s)",
+        2**30,
+        150.0,
+        302.0,
+        2.013,
+        1.23,
+        2.013,
+        (swing, refused),
+        ("the switches' ECN profile: refused",),
+    )
+    text = html_report(report, "t", verdict=verdict)
+    assert "<h2>The verdict's range</h2>" in text
+    assert "<b>2.013</b> at the catalog's defaults" in text and "<b>1.230</b>" in text
+    assert "gain: 1.230" in text and "64 KiB: refused" in text
+    assert "Mellanox &lt;community&gt; DOC-2790" in text and "not published" in text
+    assert "the switches&#x27; ECN profile: refused" in text
