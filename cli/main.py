@@ -164,9 +164,9 @@ def _transport_settings_help() -> str:
         "transport.dcqcn_byte_counter=false read NVIDIA's firmware registers as the other "
         "public sources do (docs/transport.md, 'The readings'); transport.dcqcn=false, "
         "transport.pfc=false, transport.ib_cc=true, transport.ecn_kmin_bytes, ecn_kmax_bytes, "
-        "ecn_pmax, pfc_xoff_bytes and port_buffer_bytes set one mechanism each. "
-        "transport.model=ideal does not apply here: the study always runs the mechanisms "
-        "and prints the max-min ideal beside them."
+        "ecn_pmax, pfc_xoff_bytes and port_buffer_bytes set one mechanism each; "
+        "transport.model=ideal runs the bound instead: max-min fair rates, no queue, pause, "
+        "mark or drop."
     )
 
 

@@ -35,13 +35,14 @@ from engine.catalog.devices import Catalog
 from engine.model.errors import ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import Scenario
-from engine.model.transport_checks import TRANSPORT_MODELS, check_transport
+from engine.model.transport_checks import G_READINGS, TRANSPORT_MODELS, check_transport
 from ui.canvas.items import TECHNOLOGY_TITLES
 from ui.document.document import ScenarioDocument
 
 MTU_CHOICES = (1024, 2048, 4096, 9000)
 ROCE_FIELDS = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
-ROCE_ONLY = (*ROCE_FIELDS, "dcqcn_profile")
+READINGS = ("dcqcn_g_reading", "dcqcn_byte_unit_bytes", "dcqcn_byte_counter")
+ROCE_ONLY = (*ROCE_FIELDS, "dcqcn_profile", *READINGS)
 IB_ONLY = ("ib_cc",)
 DEFAULT_PROFILE = "dcqcn-nvidia"  # what the engine runs when no NIC names a profile
 MODEL_TIPS = {
@@ -88,6 +89,23 @@ def nic_profile(scenario: Scenario, catalog: Catalog) -> str:
     return DEFAULT_PROFILE
 
 
+def _reading_defaults(catalog: Catalog, profile_id: str) -> dict[str, str]:
+    """The readings of a firmware DCQCN profile's registers, as its catalog entry names them
+    (none for a profile that states its constants, as the paper's)."""
+    try:
+        profile = catalog.technology(profile_id)
+    except KeyError:
+        return {}
+    out = {}
+    if profile.has("dce_tcp_g_reading"):
+        out["dcqcn_g_reading"] = str(profile.value("dce_tcp_g_reading"))
+    if profile.has("byte_counter_unit_bytes"):
+        out["dcqcn_byte_unit_bytes"] = f"{float(profile.value('byte_counter_unit_bytes')):g} B"
+    if profile.has("byte_counter_bytes"):
+        out["dcqcn_byte_counter"] = "on" if profile.value("byte_counter_bytes") else "off"
+    return out
+
+
 def catalog_defaults(scenario: Scenario, catalog: Catalog) -> dict[str, str]:
     """What each transport setting is when left at its default, in words, from the catalog
     entries of the scenario's technology, first switch and first server's NIC."""
@@ -109,6 +127,7 @@ def catalog_defaults(scenario: Scenario, catalog: Catalog) -> dict[str, str]:
         dcqcn = tech.has("congestion_control") and tech.value("congestion_control") == "dcqcn"
         out["dcqcn"] = "on" if dcqcn else "off"
         out["dcqcn_profile"] = nic_profile(scenario, catalog)
+        out.update(_reading_defaults(catalog, out["dcqcn_profile"]))
         out["pfc_xoff_bytes"] = "buffer − headroom"
         if switch is not None:
             for name in ("ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax"):
@@ -162,6 +181,24 @@ class TransportSettingsBox(QGroupBox):
         self.pmax_edit = self._number("ecnPmaxEdit", "ECN marking probability at Kmax (0..1)")
         self.dcqcn_combo = self._tristate("dcqcnCombo", "DCQCN rate control at the senders")
         self.profile_combo = self._combo("dcqcnProfileCombo", "DCQCN parameter set (catalog)")
+        self.g_reading_combo = self._combo(
+            "dcqcnGReadingCombo",
+            "What NVIDIA's DCE_TCP_G weighs in alpha's average: the retention (Mellanox "
+            "community, Google Isekai) or the gain (mstflint's equation)",
+        )
+        self.g_reading_combo.addItem("default", None)
+        for reading in G_READINGS:
+            self.g_reading_combo.addItem(reading, reading)
+        self.byte_unit_combo = self._combo(
+            "dcqcnByteUnitCombo",
+            "The unit of RPG_BYTE_RESET: bytes (every NVIDIA text) or 64 B (Google Isekai)",
+        )
+        self.byte_unit_combo.addItem("default", None)
+        self.byte_unit_combo.addItem("1 B", 1.0)
+        self.byte_unit_combo.addItem("64 B", 64.0)
+        self.byte_counter_combo = self._tristate(
+            "dcqcnByteCounterCombo", "DCQCN's byte counter (absent in the HPCC artifact's model)"
+        )
         self.ib_cc_combo = self._tristate("ibCcCombo", "InfiniBand congestion control")
         self.buffer_edit = self._number(
             "portBufferEdit", "Buffer per switch port, bytes (replaces the switch's figure)"
@@ -177,6 +214,9 @@ class TransportSettingsBox(QGroupBox):
         self.form.addRow("ECN Pmax", self.pmax_edit)
         self.form.addRow("DCQCN", self.dcqcn_combo)
         self.form.addRow("DCQCN profile", self.profile_combo)
+        self.form.addRow("DCE_TCP_G read as", self.g_reading_combo)
+        self.form.addRow("Byte counter unit", self.byte_unit_combo)
+        self.form.addRow("Byte counter", self.byte_counter_combo)
         self.form.addRow("IB CC", self.ib_cc_combo)
         self.form.addRow("Port buffer (B)", self.buffer_edit)
         self.form.addRow("MTU", self.mtu_combo)
@@ -204,6 +244,8 @@ class TransportSettingsBox(QGroupBox):
             lambda _i: self._combo_edited("dcqcn_profile", self.profile_combo)
         )
         self.ib_cc_combo.activated.connect(lambda _i: self._combo_edited("ib_cc", self.ib_cc_combo))
+        for name, combo in self.reading_combos().items():
+            combo.activated.connect(lambda _i, n=name, c=combo: self._combo_edited(n, c))
         self.mtu_combo.activated.connect(lambda _i: self._mtu_edited())
         for name, edit in self.number_edits().items():
             edit.editingFinished.connect(lambda n=name, e=edit: self._number_edited(n, e))
@@ -243,6 +285,14 @@ class TransportSettingsBox(QGroupBox):
             "port_buffer_bytes": self.buffer_edit,
         }
 
+    def reading_combos(self) -> dict[str, QComboBox]:
+        """The combos of the DCQCN register readings by the setting they edit."""
+        return {
+            "dcqcn_g_reading": self.g_reading_combo,
+            "dcqcn_byte_unit_bytes": self.byte_unit_combo,
+            "dcqcn_byte_counter": self.byte_counter_combo,
+        }
+
     def controls(self) -> dict[str, QWidget]:
         """Every control by the setting it edits (``mtu_bytes`` is the fabric's)."""
         return {
@@ -251,6 +301,7 @@ class TransportSettingsBox(QGroupBox):
             "dcqcn": self.dcqcn_combo,
             "dcqcn_profile": self.profile_combo,
             "ib_cc": self.ib_cc_combo,
+            **self.reading_combos(),
             "mtu_bytes": self.mtu_combo,
             **self.number_edits(),
         }
@@ -274,6 +325,7 @@ class TransportSettingsBox(QGroupBox):
                 ("pfc", self.pfc_combo),
                 ("dcqcn", self.dcqcn_combo),
                 ("ib_cc", self.ib_cc_combo),
+                *self.reading_combos().items(),
             ):
                 default = defaults.get(name)
                 combo.setItemText(0, f"default ({default})" if default else "default")

@@ -23,22 +23,12 @@ from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
 from engine.model.networks import storage_ids
 from engine.model.scenario import Scenario
+from engine.model.transport_checks import ROCE_ONLY
 
 SWITCH_TECHNOLOGY = {"infiniband": "infiniband", "roce": "ethernet"}
 # The transport settings that exist on one technology only (engine.model.transport_checks).
 _ONLY_ON = {
-    "roce": (
-        "pfc",
-        "pfc_xoff_bytes",
-        "ecn_kmin_bytes",
-        "ecn_kmax_bytes",
-        "ecn_pmax",
-        "dcqcn",
-        "dcqcn_profile",
-        "dcqcn_g_reading",
-        "dcqcn_byte_unit_bytes",
-        "dcqcn_byte_counter",
-    ),
+    "roce": (*ROCE_ONLY, "dcqcn_profile"),
     "infiniband": ("ib_cc",),
 }
 

@@ -166,11 +166,7 @@ def _comparison_section(comparison: DecisionTable) -> str:
 def _verdict_section(verdict: VerdictRange) -> str:
     rows = []
     for s in verdict.swings:
-        values = "; ".join(
-            f"{label}: {'refused' if r is None else f'{r:.3f}'}"
-            for label, r in zip(s.values, s.b_over_a, strict=True)
-        )
-        rows.append([s.name, s.applies_to, s.default, values, s.low, s.high, s.source])
+        rows.append([s.name, s.applies_to, s.default, s.values_text(), s.low, s.high, s.source])
     header = ["unknown", "on", "default", "alternatives (b / a)", "low", "high", "source"]
     return "\n".join(
         [

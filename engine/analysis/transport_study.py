@@ -50,6 +50,7 @@ from engine.routing.router import RoutedFlows, Router
 from engine.runtime.progress import Progress, checkpoint
 from engine.topology.expand import NVLINK_BUNDLE, Fabric, describe_link, expand
 from engine.transport.from_scenario import scenario_network, scenario_transport_config
+from engine.transport.ideal import ideal_result
 from engine.transport.network import TransportNetwork
 from engine.transport.result import TransportResult
 from engine.transport.simulate import simulate
@@ -190,20 +191,29 @@ def _run_and_sum_up(
     started, progress = clock
     config = scenario_transport_config(scenario, catalog)
     checkpoint(progress, 0.3, "transport")
+    ideal = scenario.transport.model == "ideal"
     try:
-        result = simulate(
-            run.network,
-            config,
-            workload.horizon_s or None,
-            progress=None if progress is None else progress.part(0.3, 0.95),
+        result = (
+            ideal_result(run.network)
+            if ideal
+            else simulate(
+                run.network,
+                config,
+                workload.horizon_s or None,
+                progress=None if progress is None else progress.part(0.3, 0.95),
+            )
         )
     except HistoryTooLongError as exc:
         raise ScenarioError(Problem("fabric", str(exc), "switch_latency_ns")) from None
     checkpoint(progress, 0.95, "summary")
     m = config.mechanisms
     mechanisms = (m.lossless,) + (("dcqcn",) if m.dcqcn else ()) + (("ib_cc",) if m.ib_cc else ())
-    if scenario.transport.model == "ideal":
-        demand.notes.append("transport.model is ideal; the study runs the mechanisms anyway")
+    if ideal:
+        mechanisms = ("ideal",)
+        demand.notes.append(
+            "transport.model is ideal: max-min fair rates re-shared as flows finish, with "
+            "no queue, pause, mark or drop (the bound every run of the mechanisms is held to)"
+        )
     study = _summary(fabric, run, result, demand, workload)
     checkpoint(progress, 1.0, "done")
     return TransportStudy(

@@ -230,12 +230,8 @@ def describe(result: VerdictRange) -> str:
         f"{result.low:.3f} to {result.high:.3f} over the unknowns",
     ]
     for s in result.swings:
-        values = ", ".join(
-            f"{label} {'refused' if r is None else f'{r:.3f}'}"
-            for label, r in zip(s.values, s.b_over_a, strict=True)
-        )
         lines.append(
-            f"  {s.name} ({s.applies_to}; default {s.default}): {values}; "
+            f"  {s.name} ({s.applies_to}; default {s.default}): {s.values_text()}; "
             f"{s.low:.3f} to {s.high:.3f}"
         )
         lines.append(f"    source: {s.source}")

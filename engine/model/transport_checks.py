@@ -12,7 +12,8 @@ from engine.model.errors import Problem
 from engine.model.scenario import Scenario
 
 TRANSPORT_MODELS = ("mechanistic", "ideal")
-_ROCE_ONLY = (
+# The settings that exist on RoCE only (engine.analysis.comparison resets them on conversion).
+ROCE_ONLY = (
     "pfc",
     "pfc_xoff_bytes",
     "ecn_kmin_bytes",
@@ -41,7 +42,7 @@ def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
             )
         )
     if technology == "infiniband":
-        for name in _ROCE_ONLY:
+        for name in ROCE_ONLY:
             if getattr(t, name) is not None:
                 problems.append(
                     Problem(

@@ -21,12 +21,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from engine.flows.arrivals import finish_with_starts
-from engine.flows.solver import max_min_rates
 from engine.runtime.progress import Progress, checkpoint, poll
 from engine.transport.blocks import arrange
-from engine.transport.copies import Copies, find_copies, parts
+from engine.transport.copies import Copies, find_copies
 from engine.transport.gates import Gates, time_to_bind
+from engine.transport.ideal import ideal_rates
 from engine.transport.live import Unfolding, cut_window, live_part, shrink
 from engine.transport.network import TransportNetwork
 from engine.transport.params import TransportConfig
@@ -34,7 +33,7 @@ from engine.transport.result import TransportResult
 from engine.transport.series import Series, over_budget
 from engine.transport.settle import Window, at_rest, comparable_windows, pace_settled, settled
 from engine.transport.step import run_window
-from engine.transport.structures import GateTable, SampleAcc, State, Stats, Tables
+from engine.transport.structures import SampleAcc, State, Stats, Tables
 from engine.transport.tables import (
     MAX_HISTORY_BYTES,
     LinkDerived,
@@ -389,27 +388,6 @@ def _flush(run: _Run) -> None:
     acc.paused[:] = 0.0
 
 
-def _ideal(network: TransportNetwork) -> tuple[np.ndarray, np.ndarray]:
-    """Max-min rates of every class (all active) and the fluid finish times (absolute) of a
-    perfect transport with every class starting at its start time."""
-    cl = network.classes
-    weights = np.repeat(cl.multiplicity, np.diff(cl.ptr))
-    capacity = network.links.capacity_Bps
-    per_flow = max_min_rates(cl.ptr, cl.links, weights, capacity)
-    # Each part (classes joined by the links they share) on its own: the same finish
-    # times, at a cost that follows the parts' sizes (engine.flows.fluid_parts).
-    ptr, path = cl.ptr.astype(np.int64), cl.links.astype(np.int64)
-    part_of_flow = None
-    if path.size:
-        no_gates = GateTable(np.zeros(ptr.size, dtype=np.int64), np.zeros(0, np.int64), np.zeros(0))
-        _, part_of_link = parts(ptr, path, network.links.n_links, no_gates)
-        part_of_flow = part_of_link[path[np.minimum(ptr[:-1], path.size - 1)]]
-    finish = finish_with_starts(
-        cl.ptr, cl.links, weights, capacity, cl.bytes / cl.multiplicity, cl.start_s, part_of_flow
-    )
-    return per_flow * cl.multiplicity, finish
-
-
 def _result(
     network: TransportNetwork,
     run: _Run,
@@ -434,7 +412,7 @@ def _result(
         per_class = [a.shape[0] == 1 for a in new_stats(0, 1)]
         t = Stats(*(a[cls] if c else a[link] for a, c in zip(t, per_class, strict=True)))
         derived = LinkDerived(**{f.name: getattr(derived, f.name)[link] for f in fields(derived)})
-    ideal_rate, ideal_finish = _ideal(network)
+    ideal_rate, ideal_finish = ideal_rates(network)
     knobs = run.tables.knobs
     with np.errstate(invalid="ignore", divide="ignore"):
         mark_share = np.where(t.served > 0, t.marked / t.served, 0.0)

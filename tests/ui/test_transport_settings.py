@@ -36,6 +36,7 @@ def choose(combo, data):
 
 
 ROCE_ROWS = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
+READING_ROWS = ("dcqcn_g_reading", "dcqcn_byte_unit_bytes", "dcqcn_byte_counter")
 BOTH_ROWS = ("model", "port_buffer_bytes", "mtu_bytes")
 
 
@@ -47,7 +48,7 @@ def test_a_roce_fabric_shows_the_roce_controls_with_catalog_defaults(win):
     box = win.inspector.transport
     assert win.inspector.pages.currentIndex() == 0 and box.isVisible()
     assert box.title() == "Transport (RoCE)"
-    assert visible(box) == {*ROCE_ROWS, "dcqcn_profile", *BOTH_ROWS}
+    assert visible(box) == {*ROCE_ROWS, "dcqcn_profile", *READING_ROWS, *BOTH_ROWS}
     # the defaults named as the catalog has them for the sn5600 and the ConnectX-7
     assert "150,000" in box.kmin_edit.placeholderText()
     assert "1,500,000" in box.kmax_edit.placeholderText()
@@ -120,7 +121,26 @@ def test_the_technology_decides_which_controls_show(qtbot, win):
     assert doc.scenario.transport.ib_cc is True
     # back on RoCE, IB CC is the leftover and the RoCE rows return
     doc.set_field("fabric.technology", "roce")
-    assert visible(box) == {*ROCE_ROWS, "dcqcn_profile", *BOTH_ROWS}
+    assert visible(box) == {*ROCE_ROWS, "dcqcn_profile", *READING_ROWS, *BOTH_ROWS}
     assert "ib_cc" in box.leftover_label.text()
     win.undo_action.trigger()
     assert visible(box) == {"ib_cc", *BOTH_ROWS}
+
+
+def test_the_dcqcn_readings_are_chosen_named_and_undone(qtbot, win):
+    doc, box = win.document, win.inspector.transport
+    # the defaults as the NIC's firmware profile reads its registers
+    assert box.g_reading_combo.currentText() == "default (retention)"
+    assert box.byte_unit_combo.currentText() == "default (1 B)"
+    assert box.byte_counter_combo.currentText() == "default (on)"
+    choose(box.g_reading_combo, "gain")
+    choose(box.byte_unit_combo, 64.0)
+    choose(box.byte_counter_combo, False)
+    t = doc.scenario.transport
+    assert (t.dcqcn_g_reading, t.dcqcn_byte_unit_bytes, t.dcqcn_byte_counter) == ("gain", 64, False)
+    assert doc.undo_stack.count() == 3
+    for _ in range(3):
+        win.undo_action.trigger()
+    t = doc.scenario.transport
+    assert (t.dcqcn_g_reading, t.dcqcn_byte_unit_bytes, t.dcqcn_byte_counter) == (None,) * 3
+    assert box.g_reading_combo.currentData() is None

@@ -36,12 +36,9 @@ def sources_text(result: VerdictRange) -> str:
     """Each unknown with its default, its alternatives' ratios and its source, one a line."""
     lines = []
     for s in result.swings:
-        values = ", ".join(
-            f"{label} {'refused' if r is None else f'{r:.3f}'}"
-            for label, r in zip(s.values, s.b_over_a, strict=True)
-        )
         lines.append(
-            f"• {s.name} ({s.applies_to}, default {s.default}; {values}). Source: {s.source}"
+            f"• {s.name} ({s.applies_to}, default {s.default}; {s.values_text()}). "
+            f"Source: {s.source}"
         )
     lines += [f"• {note}" for note in result.notes]
     return "\n".join(lines)

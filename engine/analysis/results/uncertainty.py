@@ -30,6 +30,13 @@ class UnknownSwing(JsonResult):
     high: float
     source: str
 
+    def values_text(self) -> str:
+        """Each alternative with its ratio: ``"gain 1.230, 64 B refused"``."""
+        return ", ".join(
+            f"{label} {'refused' if r is None else f'{r:.3f}'}"
+            for label, r in zip(self.values, self.b_over_a, strict=True)
+        )
+
     @property
     def swing(self) -> float:
         """How far the input moves the ratio, high over low (1: not at all)."""
