@@ -49,8 +49,15 @@ from engine.collectives.stage_rates import stage_rates
 from engine.collectives.stage_times import StageProfile, collective_times
 from engine.collectives.stage_transport import stage_transport, transport_summary
 from engine.collectives.technology import PROTOCOLS, technology
-from engine.collectives.tuner import UNCALIBRATED, ChoiceTracker, tuner_capacity, tuner_profile
+from engine.collectives.tuner import (
+    UNCALIBRATED,
+    ChoiceTracker,
+    busiest_seen_link,
+    tuner_capacity,
+    tuner_profile,
+)
 from engine.collectives.work_cache import SCHEDULES, network_flows, unit_shares
+from engine.flows.solver import link_loads
 from engine.flows.utilization import hottest_links, utilization_by_tier
 from engine.model.catalogs import scenario_catalog
 from engine.model.errors import Problem, ScenarioError
@@ -93,7 +100,6 @@ class CollectiveEngine:
         self._capacity_key = array_digest(cap)  # names the capacities in the stage-rate cache
         # NCCL's tuner sees NVLink and the NICs, nothing between switches (engine.collectives.tuner)
         self.tuner_capacity = tuner_capacity(fabric, cap)
-        self._tuner_capacity_key = array_digest(self.tuner_capacity)
         self._tuner_blind = bool(np.any(self.tuner_capacity != cap))
         out_of_gpu = (fabric.node_kind[fabric.link_src] == NODE_GPU) & ~nvlink
         self.gpu_net_rate = np.zeros(fabric.n_gpus)
@@ -234,16 +240,16 @@ class CollectiveEngine:
         )
         tuner_makespan = None  # NCCL's tuner sees no fabric past the NICs and no loss
         if np.any(network_flow) and (self._tuner_blind or sizes is not routed.flow_bytes):
-            blind = self._tuner_blind
-            tuner_makespan, _ = stage_rates(
-                routed.flow_ptr,
-                routed.entry_link,
-                routed.entry_weight,
-                self.tuner_capacity if blind else capacity,
-                routed.flow_bytes,
-                routed.key,
-                self._tuner_capacity_key if blind else self._capacity_key,
-            )
+            loads = link_bytes
+            if sizes is not routed.flow_bytes:
+                loads = link_loads(
+                    routed.flow_ptr,
+                    routed.entry_link,
+                    routed.entry_weight,
+                    routed.flow_bytes,
+                    fab.n_links,
+                )
+            tuner_makespan = busiest_seen_link(loads, self.tuner_capacity)
         transport = None
         if np.any(network_flow):
             buffer = self.tech.nccl.connection_buffer_bytes

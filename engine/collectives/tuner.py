@@ -7,9 +7,9 @@ model knows the GPU's links and the NIC rates its topology search found (``bwInt
 knows nothing past the NIC: not the switches' oversubscription, not ECMP collisions, not
 pauses, marks or congestion control. So NCCL can pick an algorithm the network then
 punishes, and FabricLab must time the algorithm NCCL runs, not the one that would have been
-fastest. This module gives the tuner's view of a routed stage (its flows limited only by
-NVLink and the NIC links, no fabric path latency, no loss, no calibration) and the choice
-that follows; the fastest pair under the transport stays beside it as a what-if (what
+fastest. This module gives the tuner's view of a routed stage (its busiest NVLink or NIC cable
+over that link's rate, as NCCL's bus bandwidth per channel times the channels; no fabric
+path latency, no loss, no calibration) and the choice that follows; the fastest pair under the transport stays beside it as a what-if (what
 forcing ``NCCL_ALGO`` / ``NCCL_PROTO`` would gain).
 """
 
@@ -37,6 +37,21 @@ def tuner_capacity(fabric: Fabric, capacity: np.ndarray) -> np.ndarray:
     out = capacity.copy()
     out[unseen] = UNSEEN_CAPACITY
     return out
+
+
+def busiest_seen_link(link_bytes: np.ndarray, capacity: np.ndarray) -> float:
+    """Seconds per byte of a stage as NCCL's tuner times it: the busiest link it sees (NVLink
+    or a NIC's cable) over its rate, `link_bytes` the bytes each link carries per byte of
+    message and `capacity` the tuner's (`tuner_capacity`). It is NCCL's own form, a bus
+    bandwidth per channel times the channels, and for the stages of its algorithms (rings,
+    trees, a tree's 2:1 receivers) the max-min fluid's makespan on those links too."""
+    seen = (capacity < UNSEEN_CAPACITY) & (link_bytes > 0)
+    if not np.any(seen):
+        return 0.0
+    cap = capacity[seen]
+    if np.any(cap <= 0):
+        return float("inf")  # a cut cable the stage needs
+    return float(np.max(link_bytes[seen] / cap))
 
 
 def tuner_profile(profile: StageProfile) -> StageProfile:
