@@ -157,6 +157,11 @@ def verdict_range(
     a_value, b_value = busbw(a), busbw(b)
     baseline = b_value / a_value if a_value > 0 else float("inf")
     swings, notes = [], []
+    if a.workload.message_bytes != b.workload.message_bytes:
+        notes.append(
+            f"the two workloads' collectives differ in size ({a.workload.message_bytes:,.0f} "
+            f"and {b.workload.message_bytes:,.0f} B): the ratio compares them as they are"
+        )
     for unknown in unknowns(scenario_catalog(a, cat)):
         if unknown.applies_to not in techs:
             notes.append(f"{unknown.name}: neither scenario is {unknown.applies_to}, left out")

@@ -215,3 +215,18 @@ def test_the_what_if_of_forcing_names_the_size_where_it_pays_most():
     assert forcing_text(rows) == "forcing ring/Simple would be 41% faster at 8 GiB (2 sizes gain)"
     assert forcing_text(rows[:1]) == ""
     assert forcing_text([row(8, "tree", "ll")]) == ""  # a report from before the what-if
+
+
+def test_nccl_s_pick_is_drawn_under_the_curves_in_auto_mode_only(qtbot, win):
+    tab = win.results.collective_tab
+    rows = win.last_report.collective.rows
+    xs, ys = tab.pick_busbw.getOriginalDataset()
+    assert list(xs) == [float(r.bytes) for r in rows]
+    assert list(ys) == [r.busbw_GBps for r in rows]
+    assert "NCCL's pick" not in legend_labels(tab.busbw_plot)  # named in the info line
+    assert "the wide grey line: NCCL's pick" in tab.message.text()
+    bar = controls(win)
+    choose(qtbot, win, bar.algorithm_combo, "ring")
+    xs, _ = tab.pick_busbw.getOriginalDataset()
+    assert xs is None or len(xs) == 0
+    assert "NCCL's pick" not in tab.message.text()

@@ -3,7 +3,9 @@
 Both plots are log-log with readable size and time ticks. Each algorithm's curve is created
 once and updated with `setData`; an algorithm the report lacks (another op, a forced
 algorithm) leaves the legend until it comes back. Each pinned scenario adds its best curve
-(the algorithm NCCL's tuner picks per size), dashed in its own colour. The Export menu saves
+(the algorithm NCCL's tuner picks per size), dashed in its own colour; in auto mode the
+scenario's own pick is drawn too, a wide grey line under the algorithms' curves, so that
+where it leaves the best curve the fabric is seen punishing NCCL's choice. The Export menu saves
 each plot as PNG, SVG or CSV (the plotted curves, one column per curve).
 
 Above the plots, `CollectiveControls` shows and edits the workload's NCCL algorithm and
@@ -42,6 +44,7 @@ from ui.results.result_tab import ResultTab
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
 SIZE_TITLE = "message size (B)"
 BUSBW_TITLE = "busbw (GB/s)"
+PICK_COLOR = (120, 120, 120, 110)
 TIME_TITLE = "time (s)"
 
 
@@ -114,6 +117,10 @@ class CollectiveTab(ResultTab):
         self.body_layout.insertWidget(1, self.controls)  # between the message line and plots
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.time_curves: dict[str, pg.PlotDataItem] = {}
+        # what NCCL runs, under the per-algorithm curves: where it leaves the best one, the
+        # fabric punishes NCCL's choice
+        self.pick_busbw = self._pick_curve(self.busbw_plot)
+        self.pick_time = self._pick_curve(self.time_plot)
         self.pinned_busbw = PinnedCurves(self.busbw_plot)
         self.pinned_time = PinnedCurves(self.time_plot)
         self.measured_busbw = MeasuredPoints(self.busbw_plot)
@@ -158,8 +165,13 @@ class CollectiveTab(ResultTab):
             if plot.getPlotItem().titleLabel.text != f"{title}, {shown}":
                 plot.setTitle(f"{title}, {shown}")  # a new title lays the plot out again
         sizes = list(sweep.sizes)
+        picked = algorithm == AUTO and len(sweep.best_busbw_GBps) == len(sizes)
         self._update(self.busbw_plot, self.curves, sizes, sweep.busbw_GBps, "GB/s", rows)
         self._update(self.time_plot, self.time_curves, sizes, sweep.time_s, "s", rows)
+        self.pick_busbw.setData(
+            sizes if picked else [], list(sweep.best_busbw_GBps) if picked else []
+        )
+        self.pick_time.setData(sizes if picked else [], list(sweep.best_time_s) if picked else [])
         info = f"{what}: {len(sizes)} message sizes"
         if algorithm == AUTO:
             count = len(sweep.busbw_GBps)
@@ -172,7 +184,18 @@ class CollectiveTab(ResultTab):
         forcing = forcing_text(rows)
         if forcing:
             info += f"; {forcing}"
+        if picked:
+            info += " (the wide grey line: NCCL's pick)"
         self.set_info(info)
+
+    @staticmethod
+    def _pick_curve(plot: pg.PlotWidget) -> pg.PlotDataItem:
+        """A wide grey line behind the algorithms' curves: NCCL's pick at each size."""
+        # unnamed: no legend row (the legends are crowded already) and no CSV column; the
+        # info line names it
+        curve = plot.plot(pen=pg.mkPen(PICK_COLOR, width=7))
+        curve.setZValue(-1)
+        return curve
 
     @staticmethod
     def _update(
