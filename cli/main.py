@@ -160,9 +160,9 @@ def _transport_settings_help() -> str:
     return (
         "transport settings (--set PATH=VALUE): transport.dcqcn_profile=NAME runs a catalog "
         f"DCQCN profile ({', '.join(profiles)}; default: the NICs' own); "
-        "transport.dcqcn_g_reading=retention|gain, transport.dcqcn_byte_unit_bytes=1|64 and "
-        "transport.dcqcn_byte_counter=false read NVIDIA's firmware registers as the other "
-        "public sources do (docs/transport.md, 'The readings'); transport.dcqcn=false, "
+        "transport.dcqcn_g_reading=retention|gain, transport.dcqcn_byte_unit_bytes=1|64, "
+        "transport.dcqcn_byte_counter=false and transport.dcqcn_cnp_pacing=flow|port read "
+        "NVIDIA's firmware registers as the other public sources do (docs/transport.md, 'The readings'); transport.dcqcn=false, "
         "transport.pfc=false, transport.ib_cc=true, transport.ecn_kmin_bytes, ecn_kmax_bytes, "
         "ecn_pmax, pfc_xoff_bytes and port_buffer_bytes set one mechanism each; "
         "transport.model=ideal runs the bound instead: max-min fair rates, no queue, pause, "

@@ -35,13 +35,18 @@ from engine.catalog.devices import Catalog
 from engine.model.errors import ScenarioError
 from engine.model.overrides import apply_override
 from engine.model.scenario import Scenario
-from engine.model.transport_checks import G_READINGS, TRANSPORT_MODELS, check_transport
+from engine.model.transport_checks import (
+    CNP_PACINGS,
+    G_READINGS,
+    TRANSPORT_MODELS,
+    check_transport,
+)
 from ui.canvas.items import TECHNOLOGY_TITLES
 from ui.document.document import ScenarioDocument
 
 MTU_CHOICES = (1024, 2048, 4096, 9000)
 ROCE_FIELDS = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
-READINGS = ("dcqcn_g_reading", "dcqcn_byte_unit_bytes", "dcqcn_byte_counter")
+READINGS = ("dcqcn_g_reading", "dcqcn_byte_unit_bytes", "dcqcn_byte_counter", "dcqcn_cnp_pacing")
 ROCE_ONLY = (*ROCE_FIELDS, "dcqcn_profile", *READINGS)
 IB_ONLY = ("ib_cc",)
 DEFAULT_PROFILE = "dcqcn-nvidia"  # what the engine runs when no NIC names a profile
@@ -101,6 +106,8 @@ def _reading_defaults(catalog: Catalog, profile_id: str) -> dict[str, str]:
         out["dcqcn_g_reading"] = str(profile.value("dce_tcp_g_reading"))
     if profile.has("byte_counter_unit_bytes"):
         out["dcqcn_byte_unit_bytes"] = f"{float(profile.value('byte_counter_unit_bytes')):g} B"
+    if profile.has("cnp_pacing"):
+        out["dcqcn_cnp_pacing"] = f"per {profile.value('cnp_pacing')}"
     if profile.has("byte_counter_bytes"):
         out["dcqcn_byte_counter"] = "on" if profile.value("byte_counter_bytes") else "off"
     return out
@@ -199,6 +206,14 @@ class TransportSettingsBox(QGroupBox):
         self.byte_counter_combo = self._tristate(
             "dcqcnByteCounterCombo", "DCQCN's byte counter (absent in the HPCC artifact's model)"
         )
+        self.cnp_pacing_combo = self._combo(
+            "dcqcnCnpPacingCombo",
+            "How the receiving NIC paces CNPs: per flow (the paper) or per port (mstflint's "
+            "'from the port': a port's flows share its CNPs)",
+        )
+        self.cnp_pacing_combo.addItem("default", None)
+        for pacing in CNP_PACINGS:
+            self.cnp_pacing_combo.addItem(f"per {pacing}", pacing)
         self.ib_cc_combo = self._tristate("ibCcCombo", "InfiniBand congestion control")
         self.buffer_edit = self._number(
             "portBufferEdit", "Buffer per switch port, bytes (replaces the switch's figure)"
@@ -217,6 +232,7 @@ class TransportSettingsBox(QGroupBox):
         self.form.addRow("DCE_TCP_G read as", self.g_reading_combo)
         self.form.addRow("Byte counter unit", self.byte_unit_combo)
         self.form.addRow("Byte counter", self.byte_counter_combo)
+        self.form.addRow("CNP pacing", self.cnp_pacing_combo)
         self.form.addRow("IB CC", self.ib_cc_combo)
         self.form.addRow("Port buffer (B)", self.buffer_edit)
         self.form.addRow("MTU", self.mtu_combo)
@@ -291,6 +307,7 @@ class TransportSettingsBox(QGroupBox):
             "dcqcn_g_reading": self.g_reading_combo,
             "dcqcn_byte_unit_bytes": self.byte_unit_combo,
             "dcqcn_byte_counter": self.byte_counter_combo,
+            "dcqcn_cnp_pacing": self.cnp_pacing_combo,
         }
 
     def controls(self) -> dict[str, QWidget]:

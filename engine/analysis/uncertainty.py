@@ -62,6 +62,7 @@ def unknowns(catalog: Catalog) -> tuple[Unknown, ...]:
     nvidia = "dcqcn-nvidia"
     g = _figure(catalog, nvidia, "dce_tcp_g_reading")
     unit = _figure(catalog, nvidia, "byte_counter_unit_bytes")
+    pacing = _figure(catalog, nvidia, "cnp_pacing")
     known = _figure(catalog, "verdict-unknowns", "ecn_dcqcn_paper")
     sonic = _figure(catalog, "verdict-unknowns", "ecn_sonic_lossless")
     low = _figure(catalog, "verdict-unknowns", "ib_port_buffer_bytes_low")
@@ -82,6 +83,14 @@ def unknowns(catalog: Catalog) -> tuple[Unknown, ...]:
             f"{unit.value:g} B",
             (("64 B", (("transport.dcqcn_byte_unit_bytes", "64"),)),),
             unit.provenance(),
+        ),
+        Unknown(
+            "CNP pacing",
+            "transport.dcqcn_cnp_pacing",
+            "roce",
+            f"per {pacing.value}",
+            (("per port", (("transport.dcqcn_cnp_pacing", "port"),)),),
+            pacing.provenance(),
         ),
         Unknown(
             "DCQCN's byte counter",

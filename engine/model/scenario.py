@@ -121,8 +121,8 @@ class TransportSettings:
     gives max-min fair rates, what a perfect transport would do. `pfc` false makes a RoCE
     fabric lossy (drops and resends). ECN thresholds and the port buffer replace the
     switches' catalog figures on every link; `dcqcn_profile` names a catalog DCQCN profile
-    (default: the NIC's own); the ``dcqcn_g_reading``, ``_byte_unit_bytes`` and
-    ``_byte_counter`` fields read its firmware registers (`engine.transport.readings`).
+    (default: the NIC's own); the ``dcqcn_g_reading``, ``_byte_unit_bytes``, ``_byte_counter``
+    and ``_cnp_pacing`` fields read its firmware registers (`engine.transport.readings`).
     """
 
     model: str = "mechanistic"
@@ -136,6 +136,7 @@ class TransportSettings:
     dcqcn_g_reading: str | None = None
     dcqcn_byte_unit_bytes: float | None = None
     dcqcn_byte_counter: bool | None = None
+    dcqcn_cnp_pacing: str | None = None
     ib_cc: bool | None = None
     port_buffer_bytes: float | None = None
 

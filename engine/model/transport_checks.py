@@ -23,10 +23,12 @@ ROCE_ONLY = (
     "dcqcn_g_reading",
     "dcqcn_byte_unit_bytes",
     "dcqcn_byte_counter",
+    "dcqcn_cnp_pacing",
 )
 # What DCE_TCP_G may be read as: the retention or the gain of alpha's average
 # (engine.transport.readings applies the reading).
 G_READINGS = ("retention", "gain")
+CNP_PACINGS = ("flow", "port")  # how the receiving NIC paces CNPs
 
 
 def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
@@ -83,6 +85,14 @@ def check_transport(scenario: Scenario, catalog: Catalog) -> list[Problem]:
                 f"unknown reading of DCE_TCP_G {t.dcqcn_g_reading!r}; use "
                 f"{' or '.join(G_READINGS)}",
                 "dcqcn_g_reading",
+            )
+        )
+    if t.dcqcn_cnp_pacing is not None and t.dcqcn_cnp_pacing not in CNP_PACINGS:
+        problems.append(
+            Problem(
+                "transport",
+                f"unknown CNP pacing {t.dcqcn_cnp_pacing!r}; use {' or '.join(CNP_PACINGS)}",
+                "dcqcn_cnp_pacing",
             )
         )
     unit = t.dcqcn_byte_unit_bytes

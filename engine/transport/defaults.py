@@ -17,7 +17,7 @@ from engine.transport.params import (
     PfcParams,
     TransportConfig,
 )
-from engine.transport.readings import DcqcnReadings, alpha_gain, byte_counter_bytes
+from engine.transport.readings import DcqcnReadings, alpha_gain, byte_counter_bytes, cnp_pacing
 
 MBPS = 1e6 / 8  # bytes/s per Mb/s
 ECN_OFF = EcnParams(0.0, 0.0, 0.0)
@@ -38,6 +38,7 @@ def dcqcn_params(
         initial_alpha=float(p.value("initial_alpha")),
         rate_increase_timer_s=float(p.value("rate_increase_timer_us")) * 1e-6,
         byte_counter_bytes=byte_counter_bytes(p, readings),
+        cnp_pacing=cnp_pacing(p, readings),
         fast_recovery_steps=int(p.value("fast_recovery_steps")),
         additive_increase_Bps=float(p.value("additive_increase_mbps")) * MBPS,
         hyper_increase_Bps=float(p.value("hyper_increase_mbps")) * MBPS,

@@ -57,7 +57,9 @@ def scenario_transport_config(scenario: Scenario, catalog: Catalog) -> Transport
     switch = _a_switch(scenario)
     if switch is None:
         switch = "qm9700" if technology == "infiniband" else "sn5600"
-    readings = DcqcnReadings(t.dcqcn_g_reading, t.dcqcn_byte_unit_bytes, t.dcqcn_byte_counter)
+    readings = DcqcnReadings(
+        t.dcqcn_g_reading, t.dcqcn_byte_unit_bytes, t.dcqcn_byte_counter, t.dcqcn_cnp_pacing
+    )
     config = transport_config(catalog, technology, switch, dcqcn_profile=profile, readings=readings)
     m = config.mechanisms
     if technology == "roce":

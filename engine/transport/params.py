@@ -49,6 +49,7 @@ class DcqcnParams:
     clamp_target_always: bool = True
     clamp_target_after_timer: bool = True
     published_mean_field: bool = False
+    cnp_pacing: str = "flow"  # or "port": a receiving port's CNPs shared by its flows
 
     @property
     def decrease_interval_s(self) -> float:

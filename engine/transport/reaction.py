@@ -158,26 +158,27 @@ def react_per_cut(
     rt: np.ndarray,
     alpha: np.ndarray,
     rp: np.ndarray,
-    hazard: float,
-    sent_Bps: float,
-    out_Bps: float,
+    seen: tuple[float, float, float],
     line: float,
+    tau: float,
     k: DcqcnKnobs,
     pkt: float,
     dt: float,
 ) -> None:
-    """Move class `c`'s reaction point on by `dt`, having seen marks on its path (their
-    `mark_hazard` per packet reaching the receiver) and had `out_Bps` leave the network
-    (per flow, one feedback delay ago) while it sends `sent_Bps` now. The events inside
-    the step (the end of a cut's dead time, a cut, a timer or byte-counter event, an alpha
-    update) are taken in their order, the byte counter at the pace R_C sets, so the
-    outcome does not hang on the step."""
+    """Move class `c`'s reaction point on by `dt` (`tau` its dead time after a cut: the
+    decrease period, or the CNP interval its receiving port leaves it), having `seen`
+    (hazard, sent_Bps, out_Bps): marks on its path (their `mark_hazard` per packet reaching
+    the receiver), what it sends now and what left the network (per flow, one feedback
+    delay ago). The events inside the step (the end of a cut's dead time, a cut, a timer
+    or byte-counter event, an alpha update) are taken in their order, the byte counter at
+    the pace R_C sets, so the outcome does not hang on the step."""
+    hazard, sent_Bps, out_Bps = seen
     packets = out_Bps / pkt if out_Bps > 0.0 else 0.0  # per second, reaching the receiver
     pace = sent_Bps / rc[c] if rc[c] > 0.0 else 0.0  # what the flow sends per unit of R_C
     left = dt
     for _ in range(MAX_EVENTS):
         since = rp[SINCE_CUT, c]
-        dead = max(k.tau - since, 0.0)
+        dead = max(tau - since, 0.0)
         to_cut = math.inf
         if hazard > 0.0 and packets > 0.0:
             # the packet at which the summed hazard passes the draw: the next one, or

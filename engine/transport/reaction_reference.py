@@ -49,6 +49,7 @@ def react_per_cut(
     c: int,
     seen: tuple[float, float, float],
     line: float,
+    tau: float,
     k: DcqcnKnobs,
     pkt: float,
     dt: float,
@@ -64,7 +65,7 @@ def react_per_cut(
     pace = sent / rates["rc"] if rates["rc"] > 0.0 else 0.0
     left = dt
     for _ in range(64):
-        dead = max(k.tau - s["since_cut"], 0.0)
+        dead = max(tau - s["since_cut"], 0.0)
         cut_at = math.inf
         if hazard > 0.0 and packets > 0.0:
             whole = max(math.ceil((s["need"] - s["marks"]) / hazard), 1.0) - 1.0

@@ -12,10 +12,15 @@ and at 400G each reading decides the regime (docs/transport.md, "The readings"):
   mlx5 driver's descriptions); Isekai counts it in 64-byte units.
 - The byte counter itself: NVIDIA lists it and Zhu's ns-3 DCQCN models it; the HPCC
   artifact's NVIDIA-style DCQCN (the most used public DCQCN model) has none.
+- ``MIN_TIME_BETWEEN_CNPS``: "from the port" in mstflint's text, per flow in the paper and
+  ns3-rdma; newer firmware has a ``CNP_MODERATION`` choice of either whose device default
+  is not documented. Per port, the flows a port receives share its CNPs
+  (`engine.transport.tables.cnp_dead_time`).
 
 The catalog profile names its default reading with the sources; a scenario's transport
 section can take the other (``dcqcn_g_reading``, ``dcqcn_byte_unit_bytes``,
-``dcqcn_byte_counter``), so that a verdict can be shown over every reading.
+``dcqcn_byte_counter``, ``dcqcn_cnp_pacing``), so that a verdict can be shown over every
+reading.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 from engine.catalog.devices import Device
-from engine.model.transport_checks import G_READINGS
+from engine.model.transport_checks import CNP_PACINGS, G_READINGS
 
 G_SCALE = 1024.0  # DCE_TCP_G is a fraction of 2^10
 BYTE_UNITS = (1.0, 64.0)  # the two units RPG_BYTE_RESET is read in
@@ -37,6 +42,7 @@ class DcqcnReadings:
     g_reading: str | None = None
     byte_unit_bytes: float | None = None
     byte_counter: bool | None = None
+    cnp_pacing: str | None = None
 
 
 def is_firmware_profile(profile: Device) -> bool:
@@ -55,6 +61,17 @@ def alpha_gain(profile: Device, readings: DcqcnReadings) -> float:
     if reading not in G_READINGS:
         raise ValueError(f"unknown reading of DCE_TCP_G {reading!r}; use {' or '.join(G_READINGS)}")
     return g if reading == "gain" else 1.0 - g
+
+
+def cnp_pacing(profile: Device, readings: DcqcnReadings) -> str:
+    """Whether the notification point paces CNPs per flow or per port, under the reading
+    of ``MIN_TIME_BETWEEN_CNPS`` (a profile without the field: per flow, as the paper)."""
+    pacing = readings.cnp_pacing or (
+        str(profile.value("cnp_pacing")) if profile.has("cnp_pacing") else "flow"
+    )
+    if pacing not in CNP_PACINGS:
+        raise ValueError(f"unknown CNP pacing {pacing!r}; use {' or '.join(CNP_PACINGS)}")
+    return pacing
 
 
 def byte_counter_bytes(profile: Device, readings: DcqcnReadings) -> float:

@@ -393,7 +393,9 @@ def reference_step(tables: Tables, state: State, stats: Stats, acc: SampleAcc) -
             # the byte counter counts what left over the interval, as it left
             sending = sum(cs.fb_rate[(n - j) % fb_width, c] for j in range(k.cc_every))
             seen = (p_seen, sending / k.cc_every, out_seen)
-            react_per_cut(cs, c, seen, cl.line_rate[c], tables.dcqcn, k.pkt_bytes, cc_dt)
+            react_per_cut(
+                cs, c, seen, cl.line_rate[c], cl.cnp_tau[c], tables.dcqcn, k.pkt_bytes, cc_dt
+            )
         elif k.dcqcn_on:
             cs.rc[c], cs.rt[c], cs.alpha[c] = dcqcn_step(
                 cs.rc[c],

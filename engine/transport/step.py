@@ -105,6 +105,7 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
     (neither without DCQCN and IB CC: nothing else reads the histories)."""
     cptr, mult, start = tables.classes.ptr, tables.classes.multiplicity, tables.classes.start
     line, fb_steps = tables.classes.line_rate, tables.classes.feedback_steps
+    cnp_tau = tables.classes.cnp_tau
     link = tables.entries.link
     cs = state.classes
     finish, rc, rt, alpha, ccti = cs.finish, cs.rc, cs.rt, cs.alpha, cs.ccti
@@ -171,10 +172,9 @@ def _react(tables: Tables, state: State, sent: np.ndarray, r: tuple) -> None:
                 rt,
                 alpha,
                 rp,
-                seen_hazard,
-                sending,
-                out_seen,
+                (seen_hazard, sending, out_seen),
                 line[c],
+                cnp_tau[c],
                 dq,
                 k.pkt_bytes,
                 cc_dt,

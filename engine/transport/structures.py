@@ -54,7 +54,8 @@ class ClassTable(NamedTuple):
     """Per class: its entries ``ptr[c]:ptr[c+1]``, flows, total bytes, start time, the line
     rate of one flow (its NIC link), the feedback delay in steps, and under go-back-N the
     packets in flight behind a lost one (one round trip at line rate, less the lost one),
-    which the receiver throws away and the sender sends again (0: selective repeat)."""
+    which the receiver throws away and the sender sends again (0: selective repeat), and
+    DCQCN's dead time after a cut (`engine.transport.tables.cnp_dead_time`)."""
 
     ptr: np.ndarray
     multiplicity: np.ndarray
@@ -63,6 +64,7 @@ class ClassTable(NamedTuple):
     line_rate: np.ndarray
     feedback_steps: np.ndarray
     gbn_packets: np.ndarray
+    cnp_tau: np.ndarray
 
 
 class Injection(NamedTuple):

@@ -24,7 +24,7 @@ from engine.transport.headroom import (
     pfc_is_lossless,
     pfc_thresholds,
 )
-from engine.transport.network import TransportNetwork
+from engine.transport.network import FlowClasses, TransportNetwork
 from engine.transport.params import DcqcnParams, IbCcParams, TransportConfig
 from engine.transport.reaction import new_reaction_state
 from engine.transport.structures import (
@@ -133,6 +133,24 @@ def _gates(network: TransportNetwork) -> GateTable:
     )
 
 
+def cnp_dead_time(classes: FlowClasses, d: DcqcnParams) -> np.ndarray:
+    """Per class DCQCN's dead time after a cut: the decrease period, or the interval
+    between two CNPs the flow's receiving port sends it, whichever is longer.
+
+    With CNPs paced per flow (the paper; the default) that interval is the CNP interval.
+    Paced per port (NVIDIA's text: "from the port", `engine.transport.readings`), a port
+    sends one CNP per interval to whichever flow's marked packet came, so the flows it
+    receives (a class's last link is its receiving NIC's) share them: each hears one per
+    interval times their number, the fluid reading of a shared budget."""
+    n = classes.n_classes
+    if d.cnp_pacing != "port" or n == 0:
+        return np.full(n, float(d.decrease_interval_s))
+    last = classes.links[classes.ptr[1:] - 1].astype(np.int64)
+    sharing = np.bincount(last, weights=classes.multiplicity.astype(np.float64))[last]
+    per_flow = float(d.cnp_interval_s) * sharing
+    return np.maximum(per_flow, float(d.decrease_interval_s))
+
+
 def gbn_packets(
     line_Bps: np.ndarray,
     round_trip_s: np.ndarray,
@@ -235,6 +253,7 @@ def build_tables(network: TransportNetwork, config: TransportConfig) -> tuple[Ta
         gbn_packets=gbn_packets(
             links.flow_capacity_Bps()[first_links], classes.feedback_delay_s, config
         ).astype(np.float64),
+        cnp_tau=cnp_dead_time(classes, config.dcqcn),
     )
     injection, gates, entries = _injection(network), _gates(network), _entries(network)
     lossy = config.mechanisms.lossless == "none"

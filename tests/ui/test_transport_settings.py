@@ -36,7 +36,12 @@ def choose(combo, data):
 
 
 ROCE_ROWS = ("pfc", "pfc_xoff_bytes", "ecn_kmin_bytes", "ecn_kmax_bytes", "ecn_pmax", "dcqcn")
-READING_ROWS = ("dcqcn_g_reading", "dcqcn_byte_unit_bytes", "dcqcn_byte_counter")
+READING_ROWS = (
+    "dcqcn_g_reading",
+    "dcqcn_byte_unit_bytes",
+    "dcqcn_byte_counter",
+    "dcqcn_cnp_pacing",
+)
 BOTH_ROWS = ("model", "port_buffer_bytes", "mtu_bytes")
 
 
@@ -133,6 +138,7 @@ def test_the_dcqcn_readings_are_chosen_named_and_undone(qtbot, win):
     assert box.g_reading_combo.currentText() == "default (retention)"
     assert box.byte_unit_combo.currentText() == "default (1 B)"
     assert box.byte_counter_combo.currentText() == "default (on)"
+    assert box.cnp_pacing_combo.currentText() == "default (per flow)"
     choose(box.g_reading_combo, "gain")
     choose(box.byte_unit_combo, 64.0)
     choose(box.byte_counter_combo, False)

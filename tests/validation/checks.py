@@ -205,8 +205,10 @@ CHECKS = [
         "settles span the figure: G = 1019 as the gain of alpha's average (mstflint's "
         "equation) 0.3%, as its retention (the default: Mellanox community DOC-2790 v19, "
         "Google Isekai) 41.7%, the byte counter in 64-byte units (Isekai) 153%, none (the "
-        "HPCC artifact) 123%. The measurement lies between the two readings of alpha; "
-        "per-port CNP pacing (mstflint's 'from the port') is the mechanism not yet modelled.",
+        "HPCC artifact) 123%, CNPs paced per port (mstflint's 'from the port', "
+        "transport.dcqcn_cnp_pacing) 0.3%. The measurement lies between the two readings of "
+        "alpha and between the two of CNP pacing; the cut at the decrease period's tick is "
+        "a reading not yet modelled.",
     ),
     Check(
         "intra8-ring-maintainer",

@@ -36,7 +36,7 @@ def band(pair, catalog):
 def test_the_range_holds_the_baseline_and_every_alternative(band):
     assert band.baseline == pytest.approx(band.b_value / band.a_value)
     assert band.low <= band.baseline <= band.high
-    assert len(band.swings) == len(unknowns_named(band)) == 5
+    assert len(band.swings) == len(unknowns_named(band)) == 6
     for s in band.swings:
         assert s.low <= band.baseline <= s.high
         known = [r for r in s.b_over_a if r is not None]
@@ -96,4 +96,4 @@ def test_compare_uncertainty_prints_the_range_as_json(pair, tmp_path):
     assert proc.returncode == 0, proc.stderr
     band = VerdictRange.from_dict(json.loads(proc.stdout))
     assert band.a == "roce-64" and band.b == "ib-64"
-    assert band.low <= band.baseline <= band.high and len(band.swings) == 5
+    assert band.low <= band.baseline <= band.high and len(band.swings) == 6

@@ -92,7 +92,7 @@ def _gates(draw, n_classes: int) -> Gates | None:
 @st.composite
 def configs(draw):
     """A transport configuration with random mechanisms (NVIDIA DCQCN with a 1 GB/s floor
-    so that a flow cut hard still ends quickly) and egress service: FIFO bins of one step
+    so that a flow cut hard still ends quickly, its CNPs paced per flow or per port) and egress service: FIFO bins of one step
     or three, in rings deep enough or so shallow that they fill (their newest bin then
     takes the rest), or the even service."""
     base = transport_config(default_catalog(), "roce", "sn5600")
@@ -105,7 +105,12 @@ def configs(draw):
         fifo_bin_s=draw(st.sampled_from([100e-9, 300e-9])),
         fifo_depth_s=draw(st.sampled_from([1e-3, 0.5e-6])),
         mechanisms=Mechanisms(lossless, dcqcn, ib_cc),
-        dcqcn=replace(base.dcqcn, min_rate_Bps=1e9, rate_increase_timer_s=20e-6),
+        dcqcn=replace(
+            base.dcqcn,
+            min_rate_Bps=1e9,
+            rate_increase_timer_s=20e-6,
+            cnp_pacing=draw(st.sampled_from(["flow", "port"])),
+        ),
         settle=SettleParams(window_s=5e-6, max_window_s=50e-6),
         max_steps=400_000,
     )

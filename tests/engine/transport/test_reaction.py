@@ -43,7 +43,9 @@ def one_class(rc: float = LINE, rt: float = LINE, alpha: float = 1.0, identity: 
 def step(cs, k, p: float, sent: float, out: float, dt: float) -> None:
     """One kernel step of class 0."""
     hazard = reaction.mark_hazard(p)
-    reaction.react_per_cut(0, cs.rc, cs.rt, cs.alpha, cs.rp, hazard, sent, out, LINE, k, PKT, dt)
+    reaction.react_per_cut(
+        0, cs.rc, cs.rt, cs.alpha, cs.rp, (hazard, sent, out), LINE, k.tau, k, PKT, dt
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -70,7 +72,7 @@ def test_the_kernel_matches_its_twin_step_by_step(knobs, rate, alpha, steps, ide
         cuts = kernel.rp[reaction.CUTS, 0]
         step(kernel, knobs, p, sent, out, dt)
         now += dt
-        reaction_reference.react_per_cut(twin, 0, (p, sent, out), LINE, knobs, PKT, dt)
+        reaction_reference.react_per_cut(twin, 0, (p, sent, out), LINE, knobs.tau, knobs, PKT, dt)
         for name in ("rc", "rt", "alpha", "rp"):
             np.testing.assert_allclose(getattr(kernel, name), getattr(twin, name), rtol=1e-9)
         assert knobs.rate_min <= kernel.rc[0] <= LINE and kernel.rt[0] <= LINE

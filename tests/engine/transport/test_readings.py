@@ -68,3 +68,24 @@ def test_a_reading_that_does_not_exist_or_sits_on_infiniband_is_refused(catalog)
 def test_the_override_is_refused_by_name_when_it_does_not_parse():
     with pytest.raises(ScenarioError, match="dcqcn_byte_unit_bytes"):
         apply_override(load_preset("hgx-h100-roce-ecmp-1k"), "transport.dcqcn_byte_unit_bytes", "x")
+
+
+def test_per_port_pacing_shares_a_port_s_cnps_among_the_flows_it_receives(catalog):
+    from dataclasses import replace
+
+    from engine.transport.tables import cnp_dead_time
+    from engine.transport.workloads import incast, switch_spec
+
+    d = dcqcn_params(catalog, "dcqcn-nvidia")
+    assert d.cnp_pacing == "flow"  # the catalog's default, the paper's reading
+    network = incast(8, switch_spec(catalog, "sn5600", 400), 1e6)
+    per_flow = cnp_dead_time(network.classes, d)
+    per_port = cnp_dead_time(network.classes, replace(d, cnp_pacing="port"))
+    assert per_flow == pytest.approx([4e-6] * 8)  # the decrease period and the CNP interval
+    assert per_port == pytest.approx([8 * 4e-6] * 8)  # one CNP per 4 us for 8 flows
+    scenario = apply_override(
+        load_preset("hgx-h100-roce-ecmp-1k"), "transport.dcqcn_cnp_pacing", "port"
+    )
+    assert scenario_transport_config(scenario, catalog).dcqcn.cnp_pacing == "port"
+    scenario.transport.dcqcn_cnp_pacing = "per-qp"
+    assert [p.field for p in check_transport(scenario, catalog)] == ["dcqcn_cnp_pacing"]
