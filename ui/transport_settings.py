@@ -188,32 +188,26 @@ class TransportSettingsBox(QGroupBox):
         self.pmax_edit = self._number("ecnPmaxEdit", "ECN marking probability at Kmax (0..1)")
         self.dcqcn_combo = self._tristate("dcqcnCombo", "DCQCN rate control at the senders")
         self.profile_combo = self._combo("dcqcnProfileCombo", "DCQCN parameter set (catalog)")
-        self.g_reading_combo = self._combo(
+        self.g_reading_combo = self._choice(
             "dcqcnGReadingCombo",
             "What NVIDIA's DCE_TCP_G weighs in alpha's average: the retention (Mellanox "
             "community, Google Isekai) or the gain (mstflint's equation)",
+            [(reading, reading) for reading in G_READINGS],
         )
-        self.g_reading_combo.addItem("default", None)
-        for reading in G_READINGS:
-            self.g_reading_combo.addItem(reading, reading)
-        self.byte_unit_combo = self._combo(
+        self.byte_unit_combo = self._choice(
             "dcqcnByteUnitCombo",
             "The unit of RPG_BYTE_RESET: bytes (every NVIDIA text) or 64 B (Google Isekai)",
+            [("1 B", 1.0), ("64 B", 64.0)],
         )
-        self.byte_unit_combo.addItem("default", None)
-        self.byte_unit_combo.addItem("1 B", 1.0)
-        self.byte_unit_combo.addItem("64 B", 64.0)
         self.byte_counter_combo = self._tristate(
             "dcqcnByteCounterCombo", "DCQCN's byte counter (absent in the HPCC artifact's model)"
         )
-        self.cnp_pacing_combo = self._combo(
+        self.cnp_pacing_combo = self._choice(
             "dcqcnCnpPacingCombo",
             "How the receiving NIC paces CNPs: per flow (the paper) or per port (mstflint's "
             "'from the port': a port's flows share its CNPs)",
+            [(f"per {pacing}", pacing) for pacing in CNP_PACINGS],
         )
-        self.cnp_pacing_combo.addItem("default", None)
-        for pacing in CNP_PACINGS:
-            self.cnp_pacing_combo.addItem(f"per {pacing}", pacing)
         self.ib_cc_combo = self._tristate("ibCcCombo", "InfiniBand congestion control")
         self.buffer_edit = self._number(
             "portBufferEdit", "Buffer per switch port, bytes (replaces the switch's figure)"
@@ -274,6 +268,14 @@ class TransportSettingsBox(QGroupBox):
         combo = QComboBox()
         combo.setObjectName(name)
         combo.setToolTip(tip)
+        return combo
+
+    def _choice(self, name: str, tip: str, items: list[tuple[str, object]]) -> QComboBox:
+        """A combo of "default" (the catalog's choice) and `items` (text, value)."""
+        combo = self._combo(name, tip)
+        combo.addItem("default", None)
+        for text, value in items:
+            combo.addItem(text, value)
         return combo
 
     def _tristate(self, name: str, tip: str) -> QComboBox:
