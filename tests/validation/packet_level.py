@@ -17,7 +17,9 @@ documentation describe it per packet, with the configuration's parameters: a swi
 packet as it leaves an egress port, with the RED probability of the queue it leaves behind
 (so a mark does not wait out the queue, and the feedback delay is the flow's own, as in the
 fluid model); the receiver sends a CNP for a
-marked packet at most once per CNP interval per flow, reaching the sender half the flow's
+marked packet at most once per CNP interval per flow (paced per port, `cnp_pacing`: at most
+once per interval from the receiving port, to whichever flow's marked packet comes first,
+the literal mechanism the fluid reads as a share), reaching the sender half the flow's
 feedback delay later; the sender paces each flow at its current rate R_C, cuts it by
 alpha / 2 on a CNP (at most once per rate-decrease period), updates alpha every alpha
 interval, and raises the rate on its timer and byte counter through fast recovery,
@@ -189,6 +191,7 @@ class _Sim:
             config.ib_cc.threshold_fraction * lk.egress_buffer_bytes,
             np.inf,
         )
+        self.port_last_cnp: dict[int, float] = {}  # per receiving port: its last CNP
         self.paths: list[list[list[int]]] = []  # per flow, its paths
         flow_class, flow_bytes, delay = [], [], []
         if sprayed is None:
@@ -422,11 +425,9 @@ class _Sim:
             self.delivered[f] += size
             if self.delivered[f] >= self.flow_bytes[f] * (1 - 1e-12):
                 self.finish[f] = now
-            r = self.rates[f]
             if marked and self.ibcc:
                 self.at(now + 0.5 * self.feedback[f], BECN, (f,))
-            elif marked and now - r.last_cnp_sent >= float(self.config.dcqcn.cnp_interval_s):
-                r.last_cnp_sent = now
+            elif marked and self.cnp_due(f, i, now):
                 self.at(now + 0.5 * self.feedback[f], CNP, (f,))
             return
         self.links[i].held += size
@@ -436,6 +437,23 @@ class _Sim:
         nxt.queue.append((f, way, hop + 1, size, marked))
         nxt.queued += size
         self.try_send(j, now)
+
+    def cnp_due(self, f: int, port: int, now: float) -> bool:
+        """Whether the receiver answers flow `f`'s marked packet, which came in over link
+        `port`, with a CNP now: one per CNP interval per flow or, paced per port, one per
+        interval from the receiving port to whichever flow's marked packet comes first
+        (and marks the interval as taken)."""
+        interval = float(self.config.dcqcn.cnp_interval_s)
+        if self.config.dcqcn.cnp_pacing == "port":
+            if now - self.port_last_cnp.get(port, -math.inf) < interval:
+                return False
+            self.port_last_cnp[port] = now
+            return True
+        r = self.rates[f]
+        if now - r.last_cnp_sent < interval:
+            return False
+        r.last_cnp_sent = now
+        return True
 
     def cut(self, now: float, f: int) -> None:
         """A CNP reaches flow `f`'s sender: cut its rate (at most once per period)."""

@@ -245,6 +245,37 @@ def test_dcqcn_at_nvidia_defaults_finishes_alike_in_packets_and_in_the_fluid(wor
     assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
 
 
+PER_PORT_GAP = pytest.mark.xfail(
+    strict=True,
+    reason="4:1 with a victim: the fluid's makespan 1.02 ms, the packets' 1.22 ms (-17%; the "
+    "mean flow throughput within 15%). Per packet a port's CNPs go to whichever flow's "
+    "marked packet comes first, not evenly: likely the faster flows are cut more often and "
+    "the last one ends later than the fluid's even share (not traced flow by flow yet)",
+)
+
+
+@pytest.mark.parametrize(
+    ("senders", "victim"), [pytest.param(4, True, marks=PER_PORT_GAP), (16, False)]
+)
+def test_cnps_paced_per_port_fare_alike_per_packet(senders, victim) -> None:
+    # NVIDIA's text paces CNPs "from the port": per packet a receiving port answers the
+    # first marked packet of any flow once per CNP interval; the fluid reads that as a
+    # share, each of the port's n flows one CNP per n intervals (tables.cnp_dead_time).
+    # The 4:1 incast with its victim (8 MB each) and a 16:1 incast of 4 MB, at NVIDIA's
+    # defaults otherwise, within the file's 15%.
+    config, spec = mechanisms("roce_dcqcn")
+    config = replace(config, dcqcn=replace(config.dcqcn, cnp_pacing="port"))
+    if victim:
+        network = victim_incast(senders, spec, 8e6, 8e6)
+    else:
+        network = incast(senders, spec, 4e6)
+    runs = ensemble(network, config)
+    packet_mean, packet_makespan = mean_throughput_and_makespan(runs)
+    fluid_mean, fluid_makespan = fluid_throughput_and_makespan(network, config, runs[0].flow_class)
+    assert fluid_mean == pytest.approx(packet_mean, rel=TOLERANCE)
+    assert fluid_makespan == pytest.approx(packet_makespan, rel=TOLERANCE)
+
+
 @functools.cache
 def _dcqcn_alone(n: int):
     """An n:1 incast of 4 MB under ECN and DCQCN at NVIDIA's defaults without PFC, on a
