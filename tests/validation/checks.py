@@ -199,9 +199,8 @@ CHECKS = [
         "every packet, the 300 us timer lifts the floor); the retune's small cuts and 50 us "
         "timer keep the link full. The tolerance is this file's; the model's figure (20.3%) "
         "was first computed the day the check was written, with nothing tuned to it.",
-        known_gap="with NCCL's own pick (2026-12-07; before, an oracle took the fastest pair "
-        "under the transport and fled to rings) the trees and NVLS-trees DCQCN hurts run at "
-        "every large size, and the model reads 41.7%. The firmware readings no document "
+        known_gap="with NCCL's own pick, blind to congestion, the trees and NVLS-trees "
+        "DCQCN hurts run at every large size, and the model reads 41.7%. The firmware readings no document "
         "settles span the figure: G = 1019 as the gain of alpha's average (mstflint's "
         "equation) 0.3%, as its retention (the default: Mellanox community DOC-2790 v19, "
         "Google Isekai) 41.7%, the byte counter in 64-byte units (Isekai) 153%, none (the "
@@ -272,9 +271,7 @@ CHECKS = [
         "NCCL's channels drive at 48 of its 50 GB/s (search.cc), the rest of a GPU's data "
         "riding NVLink beside it. The maintainers' figure is per NIC, so the model's per-GPU "
         "network rate is compared, busbw x (N - 1) / N for N servers (sjeaugey, nccl-tests "
-        "#130: busbw -> N/(N-1) x per-GPU network BW, as the figure's note says); until "
-        "2026-12-07 the check compared the busbw itself and read a 17% gap that the figure's "
-        "own note explains.",
+        "#130: busbw -> N/(N-1) x per-GPU network BW, as the figure's note says).",
     ),
     Check(
         "megatron-h100-gpt3-96gpu-mfu",
