@@ -53,7 +53,7 @@ def ideal_result(network: TransportNetwork) -> TransportResult:
     drop or PFC threshold."""
     cl, links = network.classes, network.links
     n_links = links.n_links
-    _, finish = ideal_rates(network)
+    start_rates, finish = ideal_rates(network)
     end = float(finish.max()) if finish.size else 0.0
     events = np.unique(np.concatenate([cl.start_s, finish, [end]]))
     events = events[events > 0]
@@ -84,7 +84,7 @@ def ideal_result(network: TransportNetwork) -> TransportResult:
         finish_s=finish.copy(),
         delivered_bytes=cl.bytes.astype(np.float64).copy(),
         dropped_class_bytes=np.zeros(cl.n_classes),
-        ideal_rate_Bps=ideal_rates(network)[0],
+        ideal_rate_Bps=start_rates,
         ideal_finish_s=finish,
         pause_fraction=zeros.copy(),
         ecn_mark_fraction=zeros.copy(),
