@@ -8,43 +8,17 @@ window) and exits 0 only when everything works. The bundled app runs this same f
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
-from collections.abc import MutableMapping
-from pathlib import Path
 
 
-def numba_cache_dir(version: str, environ: MutableMapping[str, str], home: Path) -> Path:
-    """Where a bundled app keeps numba's compiled kernels: the user's cache, per version.
+def kernel_cache_note() -> str:
+    """Choose where numba keeps the compiled kernels (importing `engine` does it, before any
+    kernel exists: `engine.runtime.numba_cache`) and return what the user should hear about
+    the choice, or an empty string."""
+    import engine
 
-    ``$XDG_CACHE_HOME/fabriclab/numba-<version>`` (``~/.cache`` when XDG_CACHE_HOME is unset
-    or not absolute, as the XDG spec asks), so a new version never loads an older one's code.
-    """
-    base = environ.get("XDG_CACHE_HOME", "")
-    cache_home = Path(base) if base and os.path.isabs(base) else home / ".cache"
-    return cache_home / "fabriclab" / f"numba-{version}"
-
-
-def configure_numba_cache(
-    environ: MutableMapping[str, str] | None = None, frozen: bool | None = None
-) -> Path | None:
-    """Point numba's JIT cache at the user's cache dir when running as a bundled app.
-
-    Must run before numba is imported (numba reads NUMBA_CACHE_DIR once). A bundle's
-    install folder may be read-only and holds no ``__pycache__`` next to its sources, so
-    without this every start would compile again. From a checkout numba keeps its default
-    (``__pycache__`` beside each module) and nothing is set. An explicit NUMBA_CACHE_DIR is
-    respected. Returns the directory set, or None when nothing was set.
-    """
-    environ = os.environ if environ is None else environ
-    frozen = bool(getattr(sys, "frozen", False)) if frozen is None else frozen
-    if not frozen or environ.get("NUMBA_CACHE_DIR"):
-        return None
-    from engine import __version__
-
-    path = numba_cache_dir(__version__, environ, Path.home())
-    environ["NUMBA_CACHE_DIR"] = str(path)
-    return path
+    return engine.KERNEL_CACHE.note
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     `argv` defaults to the process arguments; the ``fabriclab`` console script calls this.
     """
     argv = sys.argv[1:] if argv is None else argv
-    configure_numba_cache()
+    note = kernel_cache_note()
+    if note and argv[:1] != ["--version"]:
+        # a closed or full stderr: the note is not worth failing for
+        with contextlib.suppress(OSError):
+            print(note, file=sys.stderr)
     if argv[:1] == ["--version"]:
         from engine import __version__
 

@@ -23,8 +23,8 @@ import pytest
 from PySide6.QtGui import QImage
 
 import engine
-import main
 from engine.catalog.devices import load_catalog_file
+from engine.runtime import numba_cache
 from engine.runtime.resources import resource_dir, resource_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,31 +100,124 @@ def test_project_version_without_any_source_says_unknown(tmp_path, monkeypatch):
 # ---- numba cache -------------------------------------------------------------------------------
 
 
-def test_numba_cache_is_left_alone_from_a_checkout():
+def _choose(tmp_path, environ, frozen, package=None, home=None, temp=None):
+    package = package or tmp_path / "pkg"
+    package.mkdir(exist_ok=True)
+    return numba_cache.choose_cache(
+        package, "1.0", environ, frozen, home or tmp_path / "home", temp or tmp_path / "tmp"
+    )
+
+
+def test_numba_cache_is_left_alone_from_a_writable_checkout(tmp_path):
     environ: dict[str, str] = {}
-    assert main.configure_numba_cache(environ, frozen=False) is None
+    choice = _choose(tmp_path, environ, frozen=False)
+    assert choice == numba_cache.CacheChoice(None)
+    numba_cache.apply_cache_choice(choice, environ)
     assert environ == {}
 
 
 def test_numba_cache_of_a_bundle_goes_to_the_xdg_cache_home(tmp_path):
     environ = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    path = main.configure_numba_cache(environ, frozen=True)
-    assert path == tmp_path / "cache" / "fabriclab" / f"numba-{pyproject_version()}"
-    assert environ["NUMBA_CACHE_DIR"] == str(path)
+    choice = _choose(tmp_path, environ, frozen=True)
+    assert choice.directory == tmp_path / "cache" / "fabriclab" / "numba-1.0"
+    assert choice.note == ""
+    numba_cache.apply_cache_choice(choice, environ)
+    assert environ["NUMBA_CACHE_DIR"] == str(choice.directory)
 
 
 def test_numba_cache_of_a_bundle_defaults_to_dot_cache_in_home(tmp_path):
-    assert main.numba_cache_dir("1.0", {}, tmp_path) == tmp_path / ".cache/fabriclab/numba-1.0"
+    path = numba_cache.numba_cache_dir("1.0", {}, tmp_path)
+    assert path == tmp_path / ".cache/fabriclab/numba-1.0"
     # the XDG spec says to ignore a relative XDG_CACHE_HOME
     relative = {"XDG_CACHE_HOME": "relative/cache"}
-    assert (
-        main.numba_cache_dir("1.0", relative, tmp_path) == tmp_path / ".cache/fabriclab/numba-1.0"
+    assert numba_cache.numba_cache_dir("1.0", relative, tmp_path) == path
+
+
+def _only_writable(*allowed):
+    """A `can_write` that allows the folders under `allowed` only (root writes anywhere, so
+    permission bits cannot stand in for a read-only install here)."""
+    return lambda path: any(path == a or a in path.parents for a in allowed)
+
+
+def test_a_read_only_install_goes_to_the_users_cache(tmp_path):
+    home = tmp_path / "home"
+    choice = numba_cache.choose_cache(
+        tmp_path / "pkg", "1.0", {}, False, home, tmp_path / "tmp", _only_writable(home)
+    )
+    assert choice.directory == home / ".cache/fabriclab/numba-1.0" and choice.note == ""
+
+
+def test_a_read_only_install_with_no_home_falls_back_to_the_temporary_folder(tmp_path):
+    temp = tmp_path / "tmp"
+    choice = numba_cache.choose_cache(
+        tmp_path / "pkg", "1.0", {}, False, Path("/nonexistent"), temp, _only_writable(temp)
+    )
+    assert choice.directory is not None and choice.directory.parent == temp
+    assert "compile again" in choice.note and str(choice.directory) in choice.note
+
+
+def test_nothing_writable_runs_uncached_and_says_so(tmp_path):
+    choice = numba_cache.choose_cache(
+        tmp_path / "pkg", "1.0", {}, True, tmp_path / "h", tmp_path / "t", _only_writable()
+    )
+    assert choice.directory is None and not choice.cached
+    assert "compile in every run" in choice.note
+
+
+def test_uncached_kernels_are_defined_and_run():
+    """With caching turned off, ``cache=True`` kernels are defined (no 'no locator
+    available') and run, with numba's null cache."""
+    script = (
+        "from engine.runtime import numba_cache as n\n"
+        "n.apply_cache_choice(n.CacheChoice(None, cached=False), {})\n"
+        "import numba\n"
+        "f = numba.njit(cache=True)(lambda x: x + 1)\n"
+        "print(f(1), type(f._cache).__name__)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "NullCache"]
+
+
+def _as_nobody(args, **kwargs):
+    return subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kwargs,
     )
 
 
-def test_an_explicit_numba_cache_dir_is_respected():
+def test_a_read_only_install_without_home_still_runs_a_kernel(tmp_path):
+    """The reproducer: a read-only checkout, HOME nowhere, as an unprivileged user; every
+    command died at import with numba's 'no locator available'."""
+    if os.name != "posix" or os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to drop to an unprivileged user")
+    if _as_nobody([sys.executable, "-c", "import numba"], cwd="/").returncode != 0:
+        pytest.skip("this Python is not readable by an unprivileged user")
+    tree = tmp_path / "ro"
+    shutil.copytree(ROOT / "engine", tree / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    for path in [tree, *tree.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    tmp_path.chmod(0o755)
+    script = (
+        "import engine\n"
+        "from engine.collectives.completion_curve import slowest_times\n"
+        "print(engine.KERNEL_CACHE.directory)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    run = _as_nobody([sys.executable, "-c", script], cwd=tree, env={**env, "HOME": "/nonexistent"})
+    assert run.returncode == 0, run.stderr
+    assert "fabriclab-numba-65534-" in run.stdout
+
+
+def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     environ = {"NUMBA_CACHE_DIR": "/somewhere/else", "XDG_CACHE_HOME": "/x"}
-    assert main.configure_numba_cache(environ, frozen=True) is None
+    assert _choose(tmp_path, environ, frozen=True) == numba_cache.CacheChoice(None)
     assert environ["NUMBA_CACHE_DIR"] == "/somewhere/else"
 
 
