@@ -136,7 +136,14 @@ def test_numba_cache_of_a_bundle_defaults_to_dot_cache_in_home(tmp_path):
 def _only_writable(*allowed):
     """A `can_write` that allows the folders under `allowed` only (root writes anywhere, so
     permission bits cannot stand in for a read-only install here)."""
-    return lambda path: any(path == a or a in path.parents for a in allowed)
+
+    def can_write(path):
+        if not any(path == a or a in path.parents for a in allowed):
+            return False
+        path.mkdir(parents=True, exist_ok=True)
+        return True
+
+    return can_write
 
 
 def test_a_read_only_install_goes_to_the_users_cache(tmp_path):
