@@ -29,6 +29,7 @@ $(STAMP): pyproject.toml | check-python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python main.py warm-up
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -23,6 +23,7 @@ from cli.goodput_command import add_goodput_command
 from cli.link_errors_command import add_link_errors_option
 from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
+from cli.warm_up_command import add_warm_up_command
 from engine.analysis import (
     METRICS,
     OPS,
@@ -319,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibrate_options(p)
     add_format_commands(sub, _command)
     add_template_command(sub)
+    add_warm_up_command(sub)
     add_goodput_command(sub, _command)
     add_frontier_command(sub, _command)
     add_shared_command(sub, _command)
