@@ -21,6 +21,7 @@ from cli.formats_command import add_format_commands
 from cli.frontier_command import add_frontier_command
 from cli.goodput_command import add_goodput_command
 from cli.link_errors_command import add_link_errors_option
+from cli.output_stream import GuardedStream, OutputError, say
 from cli.shared_command import add_shared_command
 from cli.template_command import add_template_command
 from cli.warm_up_command import add_warm_up_command
@@ -38,6 +39,7 @@ from engine.model.sizes import parse_size
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE of sysexits.h: a bug, not bad input
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl+C
+EXIT_OUTPUT = 74  # EX_IOERR of sysexits.h: the answer could not be written
 
 
 def _command(
@@ -354,32 +356,43 @@ def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; returns the process exit code.
 
     Problems with the input exit 2 with every problem listed; a closed output pipe ends
-    quietly; anything unexpected prints one line and the path of a saved report (exit 70),
+    quietly; an answer that cannot be written (a full disk) says so in one line (exit
+    74); messages to a broken standard error are dropped; anything unexpected prints one line and the path of a saved report (exit 70),
     or the traceback with ``--debug``.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     set_memory_limit(args.max_memory)
+    stdout = sys.stdout
+    sys.stdout = GuardedStream(stdout)
     try:
-        return _run(args)
+        code = _run(args)
+        sys.stdout.flush()
+        return code
     except BrokenPipeError:
         silence_stdout()
         return EXIT_OK
+    except OutputError as exc:
+        silence_stdout()  # what is still buffered would fail again at exit
+        say(f"cannot write the output: {exc.strerror} (errno {exc.errno})")
+        return EXIT_OUTPUT
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        say("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:
         if args.debug:
             raise
         path = write_crash_report(exc, argv)
         where = f"the details are in {path}" if path else "no report could be saved"
-        print(
+        say(
             f"internal error: {type(exc).__name__}: {exc}\n  {where}; "
-            "please attach it to a bug report (or run again with --debug)",
-            file=sys.stderr,
+            "please attach it to a bug report (or run again with --debug)"
         )
         return EXIT_INTERNAL
+    finally:
+        if sys.stdout.__class__ is GuardedStream:
+            sys.stdout = stdout
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -387,13 +400,13 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except ScenarioError as exc:
-        print(f"{len(exc.problems)} problem(s) in the scenario:", file=sys.stderr)
+        say(f"{len(exc.problems)} problem(s) in the scenario:")
         for problem in exc.problems:
-            print(f"  {problem}", file=sys.stderr)
+            say(f"  {problem}")
         return EXIT_INVALID
     except CatalogError as exc:
-        print(f"catalog error: {exc}", file=sys.stderr)
+        say(f"catalog error: {exc}")
         return EXIT_INVALID
     except MemoryError as exc:
-        print(f"too large: {exc}", file=sys.stderr)
+        say(f"too large: {exc}")
         return EXIT_INVALID
