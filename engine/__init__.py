@@ -42,4 +42,4 @@ __version__ = project_version()
 # Before any kernel is defined: where numba may keep them (engine.runtime.numba_cache).
 from engine.runtime.numba_cache import configure as _configure_kernel_cache  # noqa: E402
 
-KERNEL_CACHE = _configure_kernel_cache()
+KERNEL_CACHE = _configure_kernel_cache(__version__)

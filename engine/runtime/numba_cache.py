@@ -130,11 +130,9 @@ def _no_caching(self) -> None:
     """numba's `enable_caching` when nothing is writable: the kernel stays uncached."""
 
 
-def configure(environ: MutableMapping[str, str] | None = None) -> CacheChoice:
-    """Choose and apply the kernel cache for the engine package (this process's
-    environment by default); called once when `engine` is imported."""
-    from engine import __version__
-
+def configure(version: str, environ: MutableMapping[str, str] | None = None) -> CacheChoice:
+    """Choose and apply the kernel cache for the engine package of `version` (this
+    process's environment by default); called once when `engine` is imported."""
     environ = os.environ if environ is None else environ
     engine_dir = Path(__file__).resolve().parent.parent
     try:
@@ -146,6 +144,6 @@ def configure(environ: MutableMapping[str, str] | None = None) -> CacheChoice:
     except OSError:  # no usable temporary directory at all
         temp_root = Path(os.sep) / "tmp"
     frozen = bool(getattr(sys, "frozen", False))
-    choice = choose_cache(engine_dir, __version__, environ, frozen, home, temp_root)
+    choice = choose_cache(engine_dir, version, environ, frozen, home, temp_root)
     apply_cache_choice(choice, environ)
     return choice
